@@ -1,0 +1,317 @@
+"""Footprint collision: does a convex (optionally rounded) footprint overlap a blocked cell?
+
+A footprint is the Minkowski sum of the convex hull of its points (robot frame, metres) and
+a disc of ``radius`` metres: one point and a radius is a disc, two points a capsule, three or
+more a (rounded) convex polygon. It is given either as any object with ``.points`` (K, 2)
+and ``.radius`` (the geometry module's ``ConvexShape``) or as a plain (K, 2) vertex array
+(radius 0). The hull of the points is used, so vertex order and orientation do not matter.
+
+A cell collides with the footprint at a pose when the open cell square and the footprint
+overlap with positive area: for radius 0, when the open square meets the polygon's interior;
+for radius r > 0, when the distance between the square and the hull is < r. Cells that only
+touch the footprint along an edge or at a corner do not count; a footprint without area
+(radius 0 and fewer than three non-collinear points) overlaps nothing. The interior counts
+too, not only the perimeter (Nav2's FootprintCollisionChecker checks only the perimeter).
+
+Rasterisation is exact per row of cells: the footprint's x-extent over a row strip
+``my <= y <= my + 1`` is convex in y, so it is attained at the strip's bounding lines or at
+the footprint's leftmost / rightmost point, each found from the offset edges and vertex
+arcs of the rounded hull.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from .gridmap import GridMap
+from .validation import MAX_CELL_COORD, finite_float, float_points, out_of_map_blocked
+
+
+# ---------------------------------------------------------------------- shape handling
+def _cross(o, a, b) -> float:
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+def convex_hull_ccw(points) -> np.ndarray:
+    """Convex hull (M, 2) of points, counter-clockwise, without collinear or repeated points.
+
+    M is 1 for coincident points, 2 for collinear ones, >= 3 otherwise.
+    """
+    pts = float_points(points, "footprint points")
+    if pts.ndim != 2 or pts.shape[0] < 1:
+        raise ValueError(f"footprint points must have shape (K, 2) with K >= 1, got {pts.shape}")
+    uniq = sorted({(float(x), float(y)) for x, y in pts})
+    if len(uniq) <= 2:
+        return np.array(uniq, dtype=np.float64)
+    lower: list[tuple[float, float]] = []
+    for p in uniq:
+        while len(lower) >= 2 and _cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    upper: list[tuple[float, float]] = []
+    for p in reversed(uniq):
+        while len(upper) >= 2 and _cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    hull = lower[:-1] + upper[:-1]
+    if len(hull) < 2:  # all collinear: the chains collapse to the two extremes
+        hull = [uniq[0], uniq[-1]]
+    return np.array(hull, dtype=np.float64)
+
+
+def footprint_arrays(shape) -> tuple[np.ndarray, float]:
+    """(hull (M, 2) CCW float64, radius) of a ConvexShape-like object or a vertex array."""
+    if hasattr(shape, "points") and hasattr(shape, "radius"):
+        points, radius = shape.points, finite_float(shape.radius, "footprint radius")
+    else:
+        points, radius = shape, 0.0
+    if radius < 0.0:
+        raise ValueError(f"footprint radius must be >= 0, got {radius}")
+    return convex_hull_ccw(points), radius
+
+
+# ---------------------------------------------------------------------- kernels
+@numba.njit(cache=True, inline="always")
+def _line_range(ylo, yhi, ymin, ymax, j0, nr):
+    """Indices q of the lines (y = ymin, j0 + 1, ..., j0 + nr - 1, ymax) within [ylo, yhi]."""
+    q0 = max(1, int(math.ceil(ylo)) - j0)
+    q1 = min(nr - 1, int(math.floor(yhi)) - j0)
+    if ylo <= ymin <= yhi:
+        q0 = 0
+    if ylo <= ymax <= yhi:
+        q1 = nr
+    return q0, q1
+
+
+@numba.njit(cache=True, inline="always")
+def _line_y(q, ymin, ymax, j0, nr):
+    if q == 0:
+        return ymin
+    if q == nr:
+        return ymax
+    return float(j0 + q)
+
+
+@numba.njit(cache=True, inline="always")
+def _extend(lines, q, x0, x1):
+    if x0 < lines[q, 0]:
+        lines[q, 0] = x0
+    if x1 > lines[q, 1]:
+        lines[q, 1] = x1
+
+
+@numba.njit(cache=True)
+def _add_edge(lines, ax, ay, bx, by, ymin, ymax, j0, nr):
+    """Extend the line extents with segment a-b (a shifted hull edge)."""
+    if ay == by:
+        q0, q1 = _line_range(ay, ay, ymin, ymax, j0, nr)
+        for q in range(q0, q1 + 1):
+            if _line_y(q, ymin, ymax, j0, nr) == ay:
+                _extend(lines, q, min(ax, bx), max(ax, bx))
+        return
+    slope = (bx - ax) / (by - ay)
+    q0, q1 = _line_range(min(ay, by), max(ay, by), ymin, ymax, j0, nr)
+    for q in range(q0, q1 + 1):
+        x = ax + (_line_y(q, ymin, ymax, j0, nr) - ay) * slope
+        _extend(lines, q, x, x)
+
+
+@numba.njit(cache=True)
+def _rasterise(hx, hy, r, no_area, px, py, pyaw, ox, oy, oc, os_, res, vx, vy, lines, rows):
+    """Rows (my, mx_first, mx_last) of the cells the footprint overlaps at one pose.
+
+    The boundary of the rounded hull is covered by the vertex circles (radius r) and the
+    hull edges shifted by r along their normals; their x-extents are gathered on the
+    horizontal lines bounding each row strip (``lines``), then each strip takes the
+    extremes of its two lines and of the hull's leftmost / rightmost point if that lies
+    within the strip. Writes into ``rows`` and returns how many rows were written.
+    """
+    k = hx.shape[0]
+    pc = math.cos(pyaw)
+    ps = math.sin(pyaw)
+    for i in range(k):
+        wx = px + pc * hx[i] - ps * hy[i] - ox
+        wy = py + ps * hx[i] + pc * hy[i] - oy
+        vx[i] = (oc * wx + os_ * wy) / res
+        vy[i] = (-os_ * wx + oc * wy) / res
+    rc = r / res
+    if no_area and rc == 0.0:
+        return 0
+    ymin = np.inf
+    ymax = -np.inf
+    il = 0
+    ir = 0
+    for i in range(k):
+        ymin = min(ymin, vy[i])
+        ymax = max(ymax, vy[i])
+        if vx[i] < vx[il]:
+            il = i
+        if vx[i] > vx[ir]:
+            ir = i
+    ymin -= rc
+    ymax += rc
+    j0 = int(math.floor(ymin))
+    nr = int(math.ceil(ymax)) - j0  # row strips j0 .. j0 + nr - 1, lines q = 0 .. nr
+    for q in range(nr + 1):
+        lines[q, 0] = np.inf
+        lines[q, 1] = -np.inf
+    if rc > 0.0:
+        r2 = rc * rc
+        slack = 1e-12 * (1.0 + r2)
+        for i in range(k):
+            q0, q1 = _line_range(vy[i] - rc, vy[i] + rc, ymin, ymax, j0, nr)
+            for q in range(q0, q1 + 1):
+                d = _line_y(q, ymin, ymax, j0, nr) - vy[i]
+                if d * d <= r2 + slack:
+                    half = math.sqrt(max(r2 - d * d, 0.0))
+                    _extend(lines, q, vx[i] - half, vx[i] + half)
+    if k >= 2:
+        n_src = k if k >= 3 else 1
+        for i in range(n_src):
+            j = i + 1 if i + 1 < k else 0
+            ex = vx[j] - vx[i]
+            ey = vy[j] - vy[i]
+            if rc > 0.0:
+                length = math.sqrt(ex * ex + ey * ey)
+                ux = rc * ey / length  # outward normal of a CCW edge: (ey, -ex) / length
+                uy = -rc * ex / length
+                _add_edge(lines, vx[i] + ux, vy[i] + uy, vx[j] + ux, vy[j] + uy,
+                          ymin, ymax, j0, nr)
+                if k == 2:  # a capsule's segment has two sides
+                    _add_edge(lines, vx[i] - ux, vy[i] - uy, vx[j] - ux, vy[j] - uy,
+                              ymin, ymax, j0, nr)
+            else:
+                _add_edge(lines, vx[i], vy[i], vx[j], vy[j], ymin, ymax, j0, nr)
+    nrows = 0
+    for q in range(nr):
+        ylo = _line_y(q, ymin, ymax, j0, nr)
+        yhi = _line_y(q + 1, ymin, ymax, j0, nr)
+        xl = min(lines[q, 0], lines[q + 1, 0])
+        xr = max(lines[q, 1], lines[q + 1, 1])
+        if ylo <= vy[il] <= yhi:
+            xl = min(xl, vx[il] - rc)
+        if ylo <= vy[ir] <= yhi:
+            xr = max(xr, vx[ir] + rc)
+        if xl < xr:
+            rows[nrows, 0] = j0 + q
+            rows[nrows, 1] = int(math.floor(xl))
+            rows[nrows, 2] = int(math.ceil(xr)) - 1
+            nrows += 1
+    return nrows
+
+
+@numba.njit(cache=True, nogil=True)
+def _footprint_batch(hx, hy, r, no_area, poses, ox, oy, oyaw, res, occ, lo, hi, oob, out, rows):
+    k = hx.shape[0]
+    vx = np.empty(k)
+    vy = np.empty(k)
+    lines = np.empty((rows.shape[0] + 1, 2))
+    oc = math.cos(oyaw)
+    os_ = math.sin(oyaw)
+    height, width = occ.shape
+    for p in range(poses.shape[0]):
+        nrows = _rasterise(
+            hx, hy, r, no_area, poses[p, 0], poses[p, 1], poses[p, 2],
+            ox, oy, oc, os_, res, vx, vy, lines, rows,
+        )
+        hit = False
+        for q in range(nrows):
+            j = rows[q, 0]
+            i0 = rows[q, 1]
+            i1 = rows[q, 2]
+            if j < 0 or j >= height or i1 < 0 or i0 >= width:
+                if oob:
+                    hit = True
+                    break
+                continue
+            if i0 < 0:
+                if oob:
+                    hit = True
+                    break
+                i0 = 0
+            if i1 >= width:
+                if oob:
+                    hit = True
+                    break
+                i1 = width - 1
+            for i in range(i0, i1 + 1):
+                u = occ[j, i]
+                if u >= lo and u <= hi:
+                    hit = True
+                    break
+            if hit:
+                break
+        out[p] = hit
+
+
+@numba.njit(cache=True)
+def _footprint_rows(hx, hy, r, no_area, pose, ox, oy, oyaw, res, rows):
+    k = hx.shape[0]
+    vx = np.empty(k)
+    vy = np.empty(k)
+    lines = np.empty((rows.shape[0] + 1, 2))
+    return _rasterise(
+        hx, hy, r, no_area, pose[0], pose[1], pose[2], ox, oy,
+        math.cos(oyaw), math.sin(oyaw), res, vx, vy, lines, rows,
+    )
+
+
+# ---------------------------------------------------------------------- public API
+def _prepare(grid, shape, poses):
+    if not isinstance(grid, GridMap):
+        raise ValueError(f"grid must be a GridMap, got {type(grid).__name__}")
+    hull, radius = footprint_arrays(shape)
+    p = float_points(poses, "poses", width=3)
+    if p.ndim == 1:
+        p = p.reshape(1, 3)
+    if p.ndim != 2:
+        raise ValueError(f"poses must have shape (N, 3) or (3,), got {p.shape}")
+    reach = float(np.max(np.hypot(hull[:, 0], hull[:, 1]))) + radius
+    ox, oy, _ = grid.origin
+    if p.shape[0]:
+        far = float(np.max(np.hypot(p[:, 0] - ox, p[:, 1] - oy))) + reach
+        if far / grid.resolution > MAX_CELL_COORD:
+            raise ValueError(f"poses lie more than {MAX_CELL_COORD} cells from the map origin")
+    max_rows = int(math.ceil(2.0 * reach / grid.resolution)) + 3
+    rows = np.empty((max_rows, 3), dtype=np.int64)
+    hx = np.ascontiguousarray(hull[:, 0])
+    hy = np.ascontiguousarray(hull[:, 1])
+    return hx, hy, radius, hull.shape[0] < 3, p, rows
+
+
+def footprint_collides(grid: GridMap, shape, poses, out_of_map: str = "blocked") -> np.ndarray:
+    """For each pose (x, y, yaw) of poses (N, 3) (or one (3,) pose), whether the footprint
+    overlaps a blocked cell with positive area. Returns (N,) bool.
+
+    ``out_of_map="blocked"`` (default) makes any overlap with a cell outside the map a
+    collision; ``"free"`` ignores such cells.
+    """
+    oob = out_of_map_blocked(out_of_map)
+    hx, hy, radius, no_area, p, rows = _prepare(grid, shape, poses)
+    out = np.empty(p.shape[0], dtype=np.bool_)
+    occ, lo, hi = grid.kernel_args
+    ox, oy, oyaw = grid.origin
+    _footprint_batch(
+        hx, hy, radius, no_area, p, ox, oy, oyaw, grid.resolution, occ, lo, hi, oob, out, rows
+    )
+    return out
+
+
+def footprint_cells(grid: GridMap, shape, pose) -> np.ndarray:
+    """Cells (M, 2) = (mx, my) that the footprint at one pose overlaps with positive area,
+    row by row, including cells outside the map (for markers and tests)."""
+    hx, hy, radius, no_area, p, rows = _prepare(grid, shape, pose)
+    if p.shape[0] != 1:
+        raise ValueError(f"footprint_cells takes one pose (3,), got shape {p.shape}")
+    ox, oy, oyaw = grid.origin
+    n = _footprint_rows(hx, hy, radius, no_area, p[0], ox, oy, oyaw, grid.resolution, rows)
+    parts = [
+        np.stack([np.arange(i0, i1 + 1), np.full(i1 - i0 + 1, j)], axis=1)
+        for j, i0, i1 in rows[:n]
+    ]
+    if not parts:
+        return np.empty((0, 2), dtype=np.int64)
+    return np.concatenate(parts).astype(np.int64)

@@ -1,0 +1,274 @@
+"""GridMap: an immutable occupancy grid with nav_msgs/OccupancyGrid semantics.
+
+Layout: ``data`` is an int8 array of shape (height, width), row-major, so the flat index of
+cell (mx, my) = (column, row) is ``mx + my * width``. Values are -1 (unknown) or 0..100
+(occupancy probability in percent). Cell (mx, my) covers the square
+``[mx, mx + 1) x [my, my + 1)`` in the map frame scaled by ``resolution``; the map frame
+is placed in the world by ``origin = (x, y, yaw)`` (the pose of the lower-left corner of
+cell (0, 0)). Nav2 ignores the origin yaw; GridMap honours it.
+
+A cell is *blocked* when its value is >= ``occupied_threshold`` or, with
+``unknown_is_occupied`` (the default), when it is unknown (any negative value).
+
+Memory: the int8 buffer is held once, without a copy when it is already a C-contiguous
+int8 array (a non-contiguous one is copied once). No occupancy array is precomputed: the
+kernels read the int8 buffer through a read-only uint8 view (a view, zero bytes) and test
+``lo <= value <= hi``, which is as cheap as reading a precomputed bool array. A
+10,000 x 10,000 map therefore costs 100 MB. GridMap does not copy the caller's buffer, so
+the caller must not mutate that buffer afterwards (the ROS adapter builds a new GridMap for
+each received map and swaps it in).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .validation import (
+    MAX_CELL_COORD,
+    cell_points,
+    finite_float,
+    float_points,
+    out_of_map_blocked,
+)
+
+
+class WorldLosResult(NamedTuple):
+    """Result of :meth:`GridMap.line_of_sight` (world coordinates)."""
+
+    clear: bool
+    #: Centre of the first blocked cell in world coordinates, None when clear.
+    first_blocked_point: tuple[float, float] | None
+    #: The first blocked cell (mx, my), None when clear.
+    first_blocked_cell: tuple[int, int] | None
+    cells_checked: int
+
+
+class GridMap:
+    """Immutable occupancy grid; see the module docstring for the conventions."""
+
+    __slots__ = (
+        "_data",
+        "_u8",
+        "_resolution",
+        "_origin",
+        "_cos",
+        "_sin",
+        "_threshold",
+        "_unknown_is_occupied",
+        "_lo",
+        "_hi",
+    )
+
+    def __init__(
+        self,
+        data,
+        resolution: float,
+        origin=(0.0, 0.0, 0.0),
+        *,
+        width: int | None = None,
+        height: int | None = None,
+        occupied_threshold: int = 65,
+        unknown_is_occupied: bool = True,
+    ) -> None:
+        arr = np.asarray(data)
+        if arr.dtype != np.int8:
+            raise ValueError(f"data must have dtype int8 (OccupancyGrid), got dtype {arr.dtype}")
+        if width is not None or height is not None:
+            if width is None or height is None:
+                raise ValueError("give both width and height, or neither")
+            width, height = _positive_int(width, "width"), _positive_int(height, "height")
+            if arr.size != width * height:
+                raise ValueError(
+                    f"data size {arr.size} is not width * height = {width} * {height}"
+                )
+            if arr.ndim == 2 and arr.shape != (height, width):
+                raise ValueError(
+                    f"data shape {arr.shape} does not match (height, width) = {(height, width)}"
+                )
+            if arr.ndim not in (1, 2):
+                raise ValueError(f"data must be 1-D or 2-D, got {arr.ndim}-D")
+        elif arr.ndim != 2:
+            raise ValueError(
+                f"data must be a (height, width) array, or 1-D with width and height given; "
+                f"got shape {arr.shape}"
+            )
+        else:
+            height, width = arr.shape
+        if width < 1 or height < 1:
+            raise ValueError(f"map must have at least one cell, got width {width}, height {height}")
+        arr = np.ascontiguousarray(arr).reshape(height, width)  # a view when already C-contiguous
+        view = arr.view()
+        view.flags.writeable = False
+        u8 = view.view(np.uint8)
+        u8.flags.writeable = False
+
+        res = finite_float(resolution, "resolution")
+        if res <= 0.0:
+            raise ValueError(f"resolution must be > 0, got {res}")
+        try:
+            origin_vals = tuple(origin)
+        except TypeError as exc:
+            raise ValueError(f"origin must be (x, y) or (x, y, yaw), got {origin!r}") from exc
+        if len(origin_vals) not in (2, 3):
+            raise ValueError(f"origin must be (x, y) or (x, y, yaw), got {origin!r}")
+        ox = finite_float(origin_vals[0], "origin x")
+        oy = finite_float(origin_vals[1], "origin y")
+        oyaw = finite_float(origin_vals[2], "origin yaw") if len(origin_vals) == 3 else 0.0
+
+        if isinstance(occupied_threshold, bool) or not isinstance(
+            occupied_threshold, (int, np.integer)
+        ):
+            raise ValueError(f"occupied_threshold must be an integer, got {occupied_threshold!r}")
+        thr = int(occupied_threshold)
+        if not 1 <= thr <= 100:
+            raise ValueError(f"occupied_threshold must be in 1..100, got {thr}")
+        if not isinstance(unknown_is_occupied, (bool, np.bool_)):
+            raise ValueError(f"unknown_is_occupied must be a bool, got {unknown_is_occupied!r}")
+
+        s = object.__setattr__
+        s(self, "_data", view)
+        s(self, "_u8", u8)
+        s(self, "_resolution", res)
+        s(self, "_origin", (ox, oy, oyaw))
+        s(self, "_cos", math.cos(oyaw))
+        s(self, "_sin", math.sin(oyaw))
+        s(self, "_threshold", thr)
+        s(self, "_unknown_is_occupied", bool(unknown_is_occupied))
+        # Blocked test on the uint8 view: negative int8 (unknown) maps to 128..255.
+        s(self, "_lo", thr)
+        s(self, "_hi", 255 if unknown_is_occupied else 127)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("GridMap is immutable; build a new one instead")
+
+    def __delattr__(self, name):
+        raise AttributeError("GridMap is immutable; build a new one instead")
+
+    def __repr__(self) -> str:
+        return (
+            f"GridMap(width={self.width}, height={self.height}, resolution={self._resolution}, "
+            f"origin={self._origin}, occupied_threshold={self._threshold}, "
+            f"unknown_is_occupied={self._unknown_is_occupied})"
+        )
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def data(self) -> np.ndarray:
+        """Read-only int8 view of shape (height, width) (no copy)."""
+        return self._data
+
+    @property
+    def width(self) -> int:
+        return self._data.shape[1]
+
+    @property
+    def height(self) -> int:
+        return self._data.shape[0]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(height, width), numpy order."""
+        return self._data.shape
+
+    @property
+    def resolution(self) -> float:
+        return self._resolution
+
+    @property
+    def origin(self) -> tuple[float, float, float]:
+        return self._origin
+
+    @property
+    def occupied_threshold(self) -> int:
+        return self._threshold
+
+    @property
+    def unknown_is_occupied(self) -> bool:
+        return self._unknown_is_occupied
+
+    @property
+    def kernel_args(self) -> tuple[np.ndarray, int, int]:
+        """(read-only uint8 view, lo, hi): a cell is blocked when ``lo <= u8 <= hi``."""
+        return self._u8, self._lo, self._hi
+
+    # ------------------------------------------------------------------ conversions
+    def world_to_cell(self, points) -> np.ndarray:
+        """World points (..., 2) to the int64 cells (..., 2) containing them (floor).
+
+        Points on a cell's lower or left edge belong to that cell; negative map
+        coordinates floor correctly (x = -0.01 m is cell -1). Points farther than
+        2**29 cells from the origin raise ValueError.
+        """
+        pts = float_points(points, "points")
+        dx = pts[..., 0] - self._origin[0]
+        dy = pts[..., 1] - self._origin[1]
+        mx = np.floor((self._cos * dx + self._sin * dy) / self._resolution)
+        my = np.floor((-self._sin * dx + self._cos * dy) / self._resolution)
+        out = np.stack([mx, my], axis=-1)
+        if out.size and np.max(np.abs(out)) > MAX_CELL_COORD:
+            raise ValueError(f"points lie more than {MAX_CELL_COORD} cells from the map origin")
+        return out.astype(np.int64)
+
+    def cell_to_world(self, cells) -> np.ndarray:
+        """Cells (..., 2) to the world coordinates (..., 2) of their centres."""
+        c = cell_points(cells, "cells").astype(np.float64)
+        lx = (c[..., 0] + 0.5) * self._resolution
+        ly = (c[..., 1] + 0.5) * self._resolution
+        wx = self._origin[0] + self._cos * lx - self._sin * ly
+        wy = self._origin[1] + self._sin * lx + self._cos * ly
+        return np.stack([wx, wy], axis=-1)
+
+    def in_bounds(self, cells) -> np.ndarray:
+        """Whether cells (..., 2) lie inside the map."""
+        c = cell_points(cells, "cells")
+        return (
+            (c[..., 0] >= 0) & (c[..., 0] < self.width) & (c[..., 1] >= 0)
+            & (c[..., 1] < self.height)
+        )
+
+    def is_blocked(self, cells, out_of_map: str = "blocked") -> np.ndarray:
+        """Whether cells (..., 2) are blocked (occupied, or unknown per the flag)."""
+        oob = out_of_map_blocked(out_of_map)
+        c = cell_points(cells, "cells")
+        inside = self.in_bounds(c)
+        out = np.full(c.shape[:-1], oob, dtype=bool)
+        u = self._u8[c[..., 1][inside], c[..., 0][inside]]
+        out[inside] = (u >= self._lo) & (u <= self._hi)
+        return out
+
+    def blocked_mask(self) -> np.ndarray:
+        """A new (height, width) bool array of blocked cells (allocates width*height bytes)."""
+        return (self._u8 >= self._lo) & (self._u8 <= self._hi)
+
+    # ------------------------------------------------------------------ queries
+    def line_of_sight(
+        self, start_xy, goal_xy, mode: str = "bresenham", out_of_map: str = "blocked"
+    ) -> WorldLosResult:
+        """Line of sight between two world points.
+
+        Both points are mapped to their cells (:meth:`world_to_cell`) and the cells are
+        traversed with :func:`planning_collision.grid.line_of_sight` in the given mode; the
+        first blocked point is the centre of the first blocked cell.
+        """
+        from .line_of_sight import line_of_sight
+
+        start = self.world_to_cell(float_points(start_xy, "start_xy").reshape(2))
+        goal = self.world_to_cell(float_points(goal_xy, "goal_xy").reshape(2))
+        res = line_of_sight(self, start, goal, mode=mode, out_of_map=out_of_map)
+        if res.clear:
+            return WorldLosResult(True, None, None, res.cells_checked)
+        wx, wy = self.cell_to_world(np.asarray(res.first_blocked))
+        return WorldLosResult(
+            False, (float(wx), float(wy)), res.first_blocked, res.cells_checked
+        )
+
+
+def _positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return int(value)
