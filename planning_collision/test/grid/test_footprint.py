@@ -1,0 +1,221 @@
+"""Footprints: exact positive-area rasterisation against shapely, batch collision checks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from shapely.geometry import LineString, Point, Polygon, box
+
+from planning_collision.grid import (
+    GridMap,
+    convex_hull_ccw,
+    footprint_cells,
+    footprint_collides,
+)
+
+
+class Shape:
+    """Duck-typed stand-in for geometry.ConvexShape (.points, .radius)."""
+
+    def __init__(self, points, radius):
+        self.points = np.asarray(points, dtype=float)
+        self.radius = float(radius)
+
+
+def _shapely_cells(grid, shape, pose):
+    """Oracle: cells whose square overlaps the footprint with positive area (shapely), plus
+    the cells too close to call (|distance - r| or overlap area within 1e-9)."""
+    pts = np.atleast_2d(shape.points if hasattr(shape, "points") else shape)
+    r = getattr(shape, "radius", 0.0)
+    c, s = math.cos(pose[2]), math.sin(pose[2])
+    world = pts @ np.array([[c, s], [-s, c]]) + pose[:2]
+    ox, oy, oyaw = grid.origin
+    oc, os_ = math.cos(oyaw), math.sin(oyaw)
+    d = world - [ox, oy]
+    m = np.stack([oc * d[:, 0] + os_ * d[:, 1], -os_ * d[:, 0] + oc * d[:, 1]], 1)
+    m /= grid.resolution
+    hull = Polygon(m).convex_hull if len(m) >= 3 else (Point(m[0]) if len(m) == 1 or
+                                                       np.allclose(m[0], m[1]) else
+                                                       LineString(m))
+    rc = r / grid.resolution
+    x0, y0, x1, y1 = hull.bounds
+    sure, unsure = set(), set()
+    for j in range(math.floor(y0 - rc) - 1, math.ceil(y1 + rc) + 1):
+        for i in range(math.floor(x0 - rc) - 1, math.ceil(x1 + rc) + 1):
+            sq = box(i, j, i + 1, j + 1)
+            if rc > 0:
+                dist = sq.distance(hull)
+                if abs(dist - rc) < 1e-9:
+                    unsure.add((i, j))
+                elif dist < rc:
+                    sure.add((i, j))
+            else:
+                area = sq.intersection(hull).area if hull.area > 0 else 0.0
+                if 0 < area < 1e-9:
+                    unsure.add((i, j))
+                elif area > 0:
+                    sure.add((i, j))
+    return sure, unsure
+
+
+def _random_shape(rng, kind):
+    if kind == "polygon":
+        return Shape(rng.normal(size=(int(rng.integers(3, 8)), 2)) * 0.3, 0.0)
+    if kind == "rounded":
+        return Shape(rng.normal(size=(int(rng.integers(3, 6)), 2)) * 0.2, rng.uniform(0.01, 0.2))
+    if kind == "disc":
+        return Shape(rng.normal(size=(1, 2)) * 0.1, rng.uniform(0.02, 0.4))
+    return Shape(rng.normal(size=(2, 2)) * 0.3, rng.uniform(0.02, 0.2))  # capsule
+
+
+@pytest.mark.parametrize("kind", ["polygon", "rounded", "disc", "capsule"])
+def test_footprint_cells_equal_shapely_oracle(rng, kind):
+    grid = GridMap(np.zeros((40, 40), np.int8), 0.1, origin=(-1.0, -2.0, 0.4))
+    checked = 0
+    for it in range(60):
+        shape = _random_shape(rng, kind)
+        if it % 4 == 0:  # vertices and poses on the lattice: edges along cell boundaries
+            shape.points = np.round(shape.points * 10) / 10
+            pose = np.array([np.round(rng.uniform(0, 3), 1), np.round(rng.uniform(0, 3), 1),
+                             -0.4])
+            pose[:2] = grid.cell_to_world(grid.world_to_cell(pose[:2])) - 0.05 * np.array(
+                [math.cos(0.4) - math.sin(0.4), math.sin(0.4) + math.cos(0.4)])
+        else:
+            pose = np.array([rng.uniform(-1, 3), rng.uniform(-1, 3), rng.uniform(-4, 4)])
+        ours = {tuple(c) for c in footprint_cells(grid, shape, pose).tolist()}
+        sure, unsure = _shapely_cells(grid, shape, pose)
+        assert sure <= ours, (shape.points, shape.radius, pose)
+        assert ours <= sure | unsure
+        checked += len(sure)
+    assert checked > 500
+
+
+def test_cell_aligned_box_touching_neighbours_does_not_collide():
+    data = np.full((6, 6), 100, np.int8)
+    data[2:4, 1:4] = 0  # a free 3 x 2 hole, cells x 1..3, y 2..3
+    grid = GridMap(data, 1.0)
+    hole = np.array([[1.0, 2.0], [4.0, 2.0], [4.0, 4.0], [1.0, 4.0]])  # exactly the hole
+    assert footprint_collides(grid, hole, [0.0, 0.0, 0.0]).tolist() == [False]
+    assert len(footprint_cells(grid, hole, [0.0, 0.0, 0.0])) == 6
+    assert footprint_collides(grid, hole, [0.01, 0.0, 0.0]).tolist() == [True]
+    # A disc of radius 1 centred in the hole's middle column only touches cells edges.
+    disc = Shape([[0.0, 0.0]], 1.0)
+    assert footprint_collides(grid, disc, [2.5, 3.0, 0.0]).tolist() == [False]
+    assert footprint_collides(grid, disc, [2.5, 3.0 + 1e-6, 0.0]).tolist() == [True]
+
+
+def test_interior_counts_not_only_the_perimeter():
+    data = np.zeros((20, 20), np.int8)
+    data[10, 10] = 100  # one obstacle strictly inside the footprint, far from its edges
+    grid = GridMap(data, 0.1)
+    big_box = np.array([[-0.6, -0.5], [0.6, -0.5], [0.6, 0.5], [-0.6, 0.5]])
+    assert footprint_collides(grid, big_box, [1.05, 1.05, 0.3]).tolist() == [True]
+
+
+def test_zero_area_footprints_overlap_nothing():
+    grid = GridMap(np.full((10, 10), 100, np.int8), 1.0)
+    assert footprint_collides(grid, [[1.0, 1.0], [8.0, 7.0]], [0, 0, 0]).tolist() == [False]
+    assert footprint_collides(grid, [[1.0, 1.0], [3.0, 3.0], [5, 5]], [0, 0, 0]).tolist() == [
+        False
+    ]
+    assert footprint_collides(grid, [[4.5, 4.5]], [0, 0, 0]).tolist() == [False]
+    assert footprint_collides(grid, Shape([[4.5, 4.5]], 0.1), [0, 0, 0]).tolist() == [True]
+
+
+@pytest.mark.parametrize("out_of_map", ["blocked", "free"])
+def test_batch_matches_cells_and_blocked_lookup(rng, random_grid_data, out_of_map):
+    data = random_grid_data(rng, 30, 40, p_occ=0.04, p_unknown=0.01)
+    grid = GridMap(data, 0.05, origin=(0.3, -0.2, -0.8))
+    shapes = [
+        np.array([[-0.3, -0.2], [0.3, -0.2], [0.3, 0.2], [-0.3, 0.2]]),
+        Shape([[0.0, 0.0]], 0.12),
+        Shape([[-0.1, 0.0], [0.1, 0.0]], 0.05),
+        Shape([[-0.1, -0.1], [0.15, -0.05], [0.0, 0.1]], 0.03),
+    ]
+    for shape in shapes:
+        poses = np.column_stack([rng.uniform(0, 2.2, 300), rng.uniform(-1.5, 0.6, 300),
+                                 rng.uniform(-np.pi, np.pi, 300)])
+        got = footprint_collides(grid, shape, poses, out_of_map=out_of_map)
+        want = [
+            bool(grid.is_blocked(footprint_cells(grid, shape, p), out_of_map).any())
+            for p in poses
+        ]
+        assert got.tolist() == want
+        assert 0 < got.sum() < len(poses)
+
+
+def test_batch_matches_shapely_on_a_random_map(rng, random_grid_data):
+    data = random_grid_data(rng, 20, 20, p_occ=0.03, p_unknown=0.0)
+    grid = GridMap(data, 0.1, origin=(0.0, 0.0, 0.25))
+    shape = Shape([[-0.2, -0.1], [0.25, -0.1], [0.1, 0.15]], 0.04)
+    poses = np.column_stack([rng.uniform(0.4, 1.4, 80), rng.uniform(0.6, 1.8, 80),
+                             rng.uniform(-np.pi, np.pi, 80)])
+    got = footprint_collides(grid, shape, poses, out_of_map="free")
+    blocked = grid.blocked_mask()
+    for k, pose in enumerate(poses):
+        sure, unsure = _shapely_cells(grid, shape, pose)
+        assert not unsure
+        want = any(0 <= i < 20 and 0 <= j < 20 and blocked[j, i] for i, j in sure)
+        assert got[k] == want
+
+
+def test_invariant_under_moving_map_and_poses_together(rng, random_grid_data):
+    data = random_grid_data(rng, 30, 30, p_occ=0.05, p_unknown=0.0)
+    shape = Shape([[-0.2, -0.1], [0.2, -0.1], [0.2, 0.1], [-0.2, 0.1]], 0.02)
+    grid0 = GridMap(data, 0.1)
+    local = np.column_stack([rng.uniform(0, 3, 200), rng.uniform(0, 3, 200),
+                             rng.uniform(-3, 3, 200)])
+    ox, oy, yaw = 4.0, -7.0, 1.1
+    c, s = math.cos(yaw), math.sin(yaw)
+    world = np.column_stack([ox + c * local[:, 0] - s * local[:, 1],
+                             oy + s * local[:, 0] + c * local[:, 1], local[:, 2] + yaw])
+    grid1 = GridMap(data, 0.1, origin=(ox, oy, yaw))
+    a = footprint_collides(grid0, shape, local)
+    b = footprint_collides(grid1, shape, world)
+    assert a.tolist() == b.tolist()
+    assert 0 < a.sum() < 200
+
+
+def test_vertex_order_does_not_matter_and_hull_is_used():
+    grid = GridMap(np.zeros((10, 10), np.int8), 0.1)
+    ccw = np.array([[0.0, 0.0], [0.3, 0.0], [0.3, 0.2], [0.0, 0.2]])
+    pose = [0.33, 0.41, 0.7]
+    base = footprint_cells(grid, ccw, pose)
+    np.testing.assert_array_equal(footprint_cells(grid, ccw[::-1], pose), base)
+    with_inner = np.vstack([ccw, [[0.1, 0.1]]])  # an inner point changes nothing
+    np.testing.assert_array_equal(footprint_cells(grid, with_inner, pose), base)
+    np.testing.assert_allclose(convex_hull_ccw(with_inner[::-1]), ccw[[0, 1, 2, 3]])
+
+
+def test_out_of_map_policy_for_footprints():
+    grid = GridMap(np.zeros((10, 10), np.int8), 0.1)
+    box_fp = np.array([[-0.1, -0.1], [0.1, -0.1], [0.1, 0.1], [-0.1, 0.1]])
+    poses = np.array([[0.5, 0.5, 0.0], [0.05, 0.5, 0.0], [-5.0, -5.0, 0.0]])
+    assert footprint_collides(grid, box_fp, poses).tolist() == [False, True, True]
+    assert footprint_collides(grid, box_fp, poses, "free").tolist() == [False] * 3
+    assert footprint_collides(grid, box_fp, poses[0]).shape == (1,)
+
+
+@pytest.mark.parametrize(
+    ("shape", "poses", "message"),
+    [
+        (np.array([[0.0, np.nan], [1, 0], [0, 1]]), [0, 0, 0], "NaN or inf"),
+        (Shape([[0.0, 0.0]], -0.1), [0, 0, 0], "radius"),
+        (Shape([[0.0, 0.0]], float("inf")), [0, 0, 0], "radius"),
+        (np.zeros((0, 2)), [0, 0, 0], "K >= 1"),
+        (np.zeros((3, 3)), [0, 0, 0], "shape"),
+        (np.eye(2), [0, 0], "shape"),
+        (np.eye(2), [[0, 0, np.inf]], "NaN or inf"),
+        (np.eye(2), [1e12, 0, 0], "cells from the map origin"),
+    ],
+)
+def test_bad_input_raises_value_error(shape, poses, message):
+    grid = GridMap(np.zeros((4, 4), np.int8), 0.5)
+    with pytest.raises(ValueError, match=message):
+        footprint_collides(grid, shape, poses)
+    with pytest.raises(ValueError, match="out_of_map"):
+        footprint_collides(grid, np.eye(2), [0, 0, 0], out_of_map="nope")
+    with pytest.raises(ValueError, match="GridMap"):
+        footprint_collides(None, np.eye(2), [0, 0, 0])
