@@ -253,17 +253,45 @@ class GridMap:
         traversed with :func:`planning_collision.grid.line_of_sight` in the given mode; the
         first blocked point is the centre of the first blocked cell.
         """
-        from .line_of_sight import line_of_sight
+        from .line_of_sight import _run
+        from .validation import mode_code, out_of_map_blocked
 
-        start = self.world_to_cell(float_points(start_xy, "start_xy").reshape(2))
-        goal = self.world_to_cell(float_points(goal_xy, "goal_xy").reshape(2))
-        res = line_of_sight(self, start, goal, mode=mode, out_of_map=out_of_map)
-        if res.clear:
-            return WorldLosResult(True, None, None, res.cells_checked)
-        wx, wy = self.cell_to_world(np.asarray(res.first_blocked))
-        return WorldLosResult(
-            False, (float(wx), float(wy)), res.first_blocked, res.cells_checked
-        )
+        code = mode_code(mode)
+        oob = out_of_map_blocked(out_of_map)
+        # Scalar path in plain Python: a single query must not pay numpy's per-call overhead.
+        cells = np.array([self._cell_of(*_xy(start_xy, "start_xy")),
+                          self._cell_of(*_xy(goal_xy, "goal_xy"))], dtype=np.int64)
+        occ, lo, hi = self.kernel_args
+        clear, first, count = _run(code, cells[:1], cells[1:], occ, lo, hi, oob)
+        if clear[0]:
+            return WorldLosResult(True, None, None, int(count[0]))
+        mx, my = int(first[0, 0]), int(first[0, 1])
+        lx = (mx + 0.5) * self._resolution
+        ly = (my + 0.5) * self._resolution
+        wx = self._origin[0] + self._cos * lx - self._sin * ly
+        wy = self._origin[1] + self._sin * lx + self._cos * ly
+        return WorldLosResult(False, (wx, wy), (mx, my), int(count[0]))
+
+    def _cell_of(self, x: float, y: float) -> tuple[int, int]:
+        """The cell containing one world point; same arithmetic as :meth:`world_to_cell`."""
+        dx = x - self._origin[0]
+        dy = y - self._origin[1]
+        mx = math.floor((self._cos * dx + self._sin * dy) / self._resolution)
+        my = math.floor((-self._sin * dx + self._cos * dy) / self._resolution)
+        if max(abs(mx), abs(my)) > MAX_CELL_COORD:
+            raise ValueError(f"points lie more than {MAX_CELL_COORD} cells from the map origin")
+        return mx, my
+
+
+def _xy(point, name: str) -> tuple[float, float]:
+    """One finite (x, y) pair as Python floats."""
+    try:
+        x, y = (float(v) for v in point)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be an (x, y) pair of numbers, got {point!r}") from exc
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise ValueError(f"{name} contains NaN or inf coordinates")
+    return x, y
 
 
 def _positive_int(value, name: str) -> int:

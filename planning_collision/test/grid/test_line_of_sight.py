@@ -328,3 +328,24 @@ def test_batch_accepts_empty_and_float_integral_input():
     assert clear.shape == (0,) and first.shape == (0, 2)
     clear, _ = line_of_sight_batch(grid, np.array([[0.0, 0.0]]), np.array([[2.0, 2.0]]))
     assert clear.tolist() == [True]
+
+
+def test_world_wrapper_equals_the_vectorised_path():
+    """GridMap.line_of_sight's scalar shortcut gives world_to_cell + line_of_sight_batch."""
+    rng = np.random.default_rng(21)
+    data = rng.choice(np.array([0, 0, 0, 100, -1], np.int8), size=(40, 60))
+    grid = GridMap(data, 0.1, origin=(-1.3, 2.2, 0.7))
+    starts = rng.uniform(-4, 4, (500, 2))
+    goals = rng.uniform(-4, 4, (500, 2))
+    # Points exactly on cell edges, where floor must agree.
+    starts[:50] = grid.cell_to_world(rng.integers(-5, 45, (50, 2))) - 0.05
+    for mode in ("bresenham", "supercover", "conservative"):
+        clear, first = line_of_sight_batch(grid, grid.world_to_cell(starts),
+                                           grid.world_to_cell(goals), mode)
+        for i in range(len(starts)):
+            res = grid.line_of_sight(starts[i], goals[i], mode)
+            assert res.clear == clear[i]
+            if not res.clear:
+                assert res.first_blocked_cell == tuple(first[i])
+                np.testing.assert_allclose(res.first_blocked_point,
+                                           grid.cell_to_world(first[i]), atol=1e-12)
