@@ -90,10 +90,11 @@ def main(argv: list[str]) -> int:
         if not (lib / executable).is_file():
             missing.append(str(lib / executable))
     share = install / "planning_collision" / "share" / "planning_collision"
+    package = REPO / "planning_collision"
     for folder in ("launch", "config"):
-        for source in sorted((REPO / "planning_collision" / folder).iterdir()):
-            if not (share / folder / source.name).is_file():
-                missing.append(str(share / folder / source.name))
+        for source in sorted((package / folder).rglob("*")):
+            if source.is_file() and not (share / source.relative_to(package)).is_file():
+                missing.append(str(share / source.relative_to(package)))
     if missing:
         print("missing from the install tree:\n  " + "\n  ".join(missing), file=sys.stderr)
         return 1

@@ -100,7 +100,7 @@ def node_command(
     if node_name:
         command += ["-r", f"__node:={node_name}"]
     if namespace:
-        command += ["-r", f"__ns:={namespace}"]
+        command += ["-r", f"__ns:=/{namespace.lstrip('/')}"]
     return command
 
 

@@ -13,7 +13,7 @@ DOMAIN_ID = processes.pick_domain_id()
 processes.apply_network_rule(DOMAIN_ID)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def domain_id() -> int:
     return DOMAIN_ID
 

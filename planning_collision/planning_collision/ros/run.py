@@ -34,6 +34,10 @@ def run_node(
             executor.spin_once(timeout_sec=SPIN_SLICE)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        if rclpy.ok():
+            raise
+        # A signal shut the context down while the node was being built: a clean stop.
     finally:
         executor.shutdown(timeout_sec=1.0)
         if node is not None:
