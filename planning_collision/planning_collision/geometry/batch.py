@@ -1,0 +1,235 @@
+"""Batch API: arrays in, arrays out, one compiled loop per call (no Python loop per pair).
+
+Shapes travel as padded arrays, the layout :func:`pack_shapes` builds:
+
+* ``points``: (N, Kmax, 2) float64; row ``i`` uses ``points[i, :counts[i]]`` and ignores the
+  padding (it may hold anything, even NaN). The shape is the convex hull of the used points
+  plus the radius, so rows need not be ordered or deduplicated;
+* ``counts``: (N,) integers in ``[1, Kmax]``;
+* ``radii``: (N,) floats >= 0, or one scalar for all rows.
+
+Inputs are converted once to C-contiguous float64 / int64, so every kernel has exactly one
+compiled specialisation, the one :func:`.warmup` loads. Invalid rows (a count out of
+range, NaN or inf among the used points, a negative or non-finite radius, a negative box
+size) raise ``ValueError`` naming the first bad row.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .gjk import gjk_core, inflate
+from .penetration import penetration_points
+from .sat import box_overlap
+from .shapes import ConvexShape
+from .tolerances import MAX_COORD
+
+_OK = 0
+_BAD_COUNT = 1
+_BAD_POINT = 2
+_BAD_RADIUS = 3
+_BAD_BOX = 4
+_MESSAGES = {
+    _BAD_COUNT: "count out of range [1, Kmax]",
+    _BAD_POINT: "NaN or inf (or a coordinate beyond +-1e150) among its points",
+    _BAD_RADIUS: "radius negative or not finite",
+    _BAD_BOX: "NaN or inf (or beyond +-1e150), or a negative length or width",
+}
+
+
+class DistanceBatch(NamedTuple):
+    """Result of :func:`gjk_distance_batch` (unpacks like a 4-tuple)."""
+
+    distance: np.ndarray
+    point_a: np.ndarray
+    point_b: np.ndarray
+    intersecting: np.ndarray
+
+
+class PenetrationBatch(NamedTuple):
+    """Result of :func:`penetration_batch` (unpacks like a 4-tuple)."""
+
+    depth: np.ndarray
+    normal: np.ndarray
+    point_a: np.ndarray
+    point_b: np.ndarray
+
+
+def pack_shapes(shapes):
+    """Pack a sequence of :class:`ConvexShape` into ``(points, counts, radii)`` batch arrays.
+
+    ``points`` is (N, Kmax, 2) float64 with each row's hull (CCW) first; padding repeats the
+    row's first point, so even a reader that ignores ``counts`` sees the same point set.
+    """
+    shapes = list(shapes)
+    for i, s in enumerate(shapes):
+        if not isinstance(s, ConvexShape):
+            raise ValueError(f"shapes[{i}] must be a ConvexShape, got {type(s).__name__}")
+    n = len(shapes)
+    counts = np.fromiter((s.points.shape[0] for s in shapes), dtype=np.int64, count=n)
+    kmax = int(counts.max()) if n else 1
+    points = np.empty((n, kmax, 2))
+    radii = np.fromiter((s.radius for s in shapes), dtype=np.float64, count=n)
+    for i, s in enumerate(shapes):
+        k = counts[i]
+        points[i, :k] = s.points
+        points[i, k:] = s.points[0]
+    return points, counts, radii
+
+
+@njit(cache=True)
+def check_rows(points, counts, radii):
+    """Return ``(code, row)`` for the first invalid row, ``(0, -1)`` if all are valid."""
+    kmax = points.shape[1]
+    for i in range(points.shape[0]):
+        k = counts[i]
+        if k < 1 or k > kmax:
+            return _BAD_COUNT, i
+        r = radii[i]
+        if not (r >= 0.0 and r <= MAX_COORD):
+            return _BAD_RADIUS, i
+        for j in range(k):
+            x = points[i, j, 0]
+            y = points[i, j, 1]
+            if not (abs(x) <= MAX_COORD and abs(y) <= MAX_COORD):
+                return _BAD_POINT, i
+    return _OK, -1
+
+
+def _raise_bad(code, row, name):
+    if code != _OK:
+        raise ValueError(f"{name} row {row}: {_MESSAGES[code]}")
+
+
+def as_batch(points, counts, radii, name, n=None):
+    """Validate and convert one side of a batch; returns canonical arrays."""
+    try:
+        p = np.ascontiguousarray(points, dtype=np.float64)
+        c = np.ascontiguousarray(counts, dtype=np.int64)
+        r = np.asarray(radii, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: points, counts and radii must be numeric arrays") from exc
+    if p.ndim != 3 or p.shape[2] != 2 or p.shape[1] < 1:
+        raise ValueError(
+            f"{name} points must have shape (N, Kmax, 2) with Kmax >= 1, got {p.shape}"
+        )
+    rows = p.shape[0]
+    if n is not None and rows != n:
+        raise ValueError(f"{name} has {rows} rows, expected {n} like the first side")
+    if c.shape != (rows,):
+        raise ValueError(f"{name} counts must have shape ({rows},), got {c.shape}")
+    if r.ndim == 0:
+        r = np.full(rows, float(r))
+    if r.shape != (rows,):
+        raise ValueError(f"{name} radii must be a scalar or have shape ({rows},), got {r.shape}")
+    r = np.ascontiguousarray(r)
+    code, row = check_rows(p, c, r)
+    _raise_bad(code, row, name)
+    return p, c, r
+
+
+@njit(cache=True)
+def _distance_kernel(pa, ca, ra, pb, cb, rb):
+    n = pa.shape[0]
+    dist = np.empty(n)
+    wa = np.empty((n, 2))
+    wb = np.empty((n, 2))
+    inter = np.empty(n, np.bool_)
+    for i in range(n):
+        d, ax, ay, bx, by, nx, ny, status, _, scale = gjk_core(pa[i], ca[i], pb[i], cb[i])
+        d, ax, ay, bx, by, hit = inflate(d, ax, ay, bx, by, nx, ny, status, scale, ra[i], rb[i])
+        dist[i] = d
+        wa[i, 0] = ax
+        wa[i, 1] = ay
+        wb[i, 0] = bx
+        wb[i, 1] = by
+        inter[i] = hit
+    return dist, wa, wb, inter
+
+
+@njit(cache=True)
+def _penetration_kernel(pa, ca, ra, pb, cb, rb):
+    n = pa.shape[0]
+    k = max(pa.shape[1], pb.shape[1])
+    depth = np.empty(n)
+    normal = np.empty((n, 2))
+    wa = np.empty((n, 2))
+    wb = np.empty((n, 2))
+    ha = np.empty((k + 1, 2))
+    hb = np.empty((k + 1, 2))
+    order = np.empty(k + 1, np.int64)
+    stack = np.empty(2 * k + 2, np.int64)
+    for i in range(n):
+        d, nx, ny, ax, ay, bx, by = penetration_points(
+            pa[i], ca[i], ra[i], pb[i], cb[i], rb[i], ha, hb, order, stack
+        )
+        depth[i] = d
+        normal[i, 0] = nx
+        normal[i, 1] = ny
+        wa[i, 0] = ax
+        wa[i, 1] = ay
+        wb[i, 0] = bx
+        wb[i, 1] = by
+    return depth, normal, wa, wb
+
+
+def gjk_distance_batch(points_a, counts_a, radii_a, points_b, counts_b, radii_b):
+    """Row-wise GJK distance of two batches of shapes (see the module docstring).
+
+    Returns :class:`DistanceBatch` ``(distance (N,), point_a (N, 2), point_b (N, 2),
+    intersecting (N,) bool)`` with the conventions of :func:`.gjk_distance`.
+    """
+    pa, ca, ra = as_batch(points_a, counts_a, radii_a, "a")
+    pb, cb, rb = as_batch(points_b, counts_b, radii_b, "b", pa.shape[0])
+    return DistanceBatch(*_distance_kernel(pa, ca, ra, pb, cb, rb))
+
+
+def signed_distance_batch(points_a, counts_a, radii_a, points_b, counts_b, radii_b):
+    """Row-wise signed distance (N,): distance when apart, minus the depth when overlapping."""
+    pa, ca, ra = as_batch(points_a, counts_a, radii_a, "a")
+    pb, cb, rb = as_batch(points_b, counts_b, radii_b, "b", pa.shape[0])
+    depth = _penetration_kernel(pa, ca, ra, pb, cb, rb)[0]
+    return 0.0 - depth
+
+
+def penetration_batch(points_a, counts_a, radii_a, points_b, counts_b, radii_b):
+    """Row-wise :func:`.penetration`; returns :class:`PenetrationBatch`."""
+    pa, ca, ra = as_batch(points_a, counts_a, radii_a, "a")
+    pb, cb, rb = as_batch(points_b, counts_b, radii_b, "b", pa.shape[0])
+    return PenetrationBatch(*_penetration_kernel(pa, ca, ra, pb, cb, rb))
+
+
+@njit(cache=True)
+def _boxes_kernel(a, b, out):
+    """Fill ``out`` with box overlaps; return the first invalid row or -1."""
+    for i in range(a.shape[0]):
+        bad = False
+        for j in range(5):
+            if not (abs(a[i, j]) <= MAX_COORD and abs(b[i, j]) <= MAX_COORD):
+                bad = True
+        if bad or a[i, 3] < 0.0 or a[i, 4] < 0.0 or b[i, 3] < 0.0 or b[i, 4] < 0.0:
+            return i
+        out[i] = box_overlap(
+            a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], b[i, 0], b[i, 1], b[i, 2], b[i, 3], b[i, 4]
+        )
+    return -1
+
+
+def boxes_overlap_batch(boxes_a, boxes_b):
+    """Row-wise overlap (touching included) of oriented boxes, rows ``cx, cy, heading,
+    length, width`` (Apollo convention); returns a bool array (N,)."""
+    try:
+        a = np.ascontiguousarray(boxes_a, dtype=np.float64)
+        b = np.ascontiguousarray(boxes_b, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError("boxes must be numeric arrays of shape (N, 5)") from exc
+    if a.ndim != 2 or a.shape[1] != 5:
+        raise ValueError(f"boxes_a must have shape (N, 5), got {a.shape}")
+    if b.shape != a.shape:
+        raise ValueError(f"boxes_b must have shape {a.shape} like boxes_a, got {b.shape}")
+    out = np.empty(a.shape[0], dtype=np.bool_)
+    row = _boxes_kernel(a, b, out)
+    if row >= 0:
+        raise ValueError(f"box row {row}: {_MESSAGES[_BAD_BOX]}")
+    return out

@@ -1,0 +1,241 @@
+"""A static set of obstacle shapes with broadphase-accelerated queries.
+
+:class:`ObstacleSet` keeps the obstacles as padded batch arrays (see :mod:`.batch`) plus an
+:class:`.AabbIndex` over their bounding boxes, and answers, for a batch of query shapes
+(footprints, segments for line of sight, ...):
+
+* :meth:`ObstacleSet.nearest`: the nearest obstacle, its index, the distance and both
+  witness points. Branch and bound over the BVH: a node is skipped when the distance
+  between its box and the query's box already exceeds the best exact (GJK) distance found,
+  so the answer is certain, not approximate. ``max_distance`` bounds the search: obstacles
+  farther than that are ignored and a query with none in range gets index -1, distance
+  ``inf`` and zero witness points. With ``signed=True`` overlapping obstacles are ranked by
+  penetration depth (the deepest one wins, distance negative, witness points are the
+  penetration contact points).
+* :meth:`ObstacleSet.colliding`: every (query, obstacle) pair closer than ``margin``
+  (touching included), with the distance; only broadphase candidates are tested exactly.
+
+Ties (equal distances, e.g. several overlapping obstacles without ``signed``) go to the
+lowest obstacle index, so results match a brute-force scan exactly.
+"""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .batch import _distance_kernel, _penetration_kernel, as_batch, pack_shapes
+from .broadphase import _STACK, AabbIndex
+from .gjk import gjk_core, inflate
+
+
+class NearestResult(NamedTuple):
+    """Per query: obstacle index (-1 if none in range), distance, witness points."""
+
+    index: np.ndarray
+    distance: np.ndarray
+    point_query: np.ndarray
+    point_obstacle: np.ndarray
+
+
+class CollidingPairs(NamedTuple):
+    """Pairs closer than the margin, sorted by query then obstacle index."""
+
+    query_index: np.ndarray
+    obstacle_index: np.ndarray
+    distance: np.ndarray
+
+
+@njit(cache=True)
+def shape_aabbs(points, counts, radii):
+    """(N, 4) bounding boxes of padded shapes, radii included."""
+    n = points.shape[0]
+    out = np.empty((n, 4))
+    for i in range(n):
+        lox = np.inf
+        loy = np.inf
+        hix = -np.inf
+        hiy = -np.inf
+        for j in range(counts[i]):
+            lox = min(lox, points[i, j, 0])
+            loy = min(loy, points[i, j, 1])
+            hix = max(hix, points[i, j, 0])
+            hiy = max(hiy, points[i, j, 1])
+        r = radii[i]
+        out[i, 0] = lox - r
+        out[i, 1] = loy - r
+        out[i, 2] = hix + r
+        out[i, 3] = hiy + r
+    return out
+
+
+@njit(cache=True)
+def _box_gap(b, i, q, qi):
+    """Distance between boxes ``b[i]`` and ``q[qi]`` (0 when they overlap): a lower bound
+    on the distance of any shapes they bound."""
+    gx = max(b[i, 0] - q[qi, 2], q[qi, 0] - b[i, 2], 0.0)
+    gy = max(b[i, 1] - q[qi, 3], q[qi, 1] - b[i, 3], 0.0)
+    return math.hypot(gx, gy)
+
+
+@njit(cache=True)
+def _nearest_kernel(
+    node_box, node_child, node_start, node_count, order, boxes, op, oc, orad, qp, qc, qrad, limit
+):
+    m = qp.shape[0]
+    qbox = shape_aabbs(qp, qc, qrad)
+    index = np.empty(m, np.int64)
+    dist = np.empty(m)
+    wq = np.empty((m, 2))
+    wo = np.empty((m, 2))
+    for i in range(m):
+        index[i] = -1
+        dist[i] = np.inf
+        wq[i, 0] = 0.0
+        wq[i, 1] = 0.0
+        wo[i, 0] = 0.0
+        wo[i, 1] = 0.0
+    stack = np.empty(_STACK, np.int64)
+    bounds = np.empty(_STACK)
+    root = np.int64(0)  # not a literal: keeps callees to one specialisation
+    if boxes.shape[0] == 0:
+        return index, dist, wq, wo
+    for i in range(m):
+        best = limit
+        best_j = -1
+        top = 1
+        stack[0] = root
+        bounds[0] = _box_gap(node_box, root, qbox, i)
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            if bounds[top] > best:
+                continue
+            child = node_child[node]
+            if child >= 0:
+                lb0 = _box_gap(node_box, child, qbox, i)
+                lb1 = _box_gap(node_box, child + 1, qbox, i)
+                # push the farther child first so the nearer one is searched first
+                near, far, lb_near, lb_far = child, child + 1, lb0, lb1
+                if lb1 < lb0:
+                    near, far, lb_near, lb_far = child + 1, child, lb1, lb0
+                stack[top] = far
+                bounds[top] = lb_far
+                stack[top + 1] = near
+                bounds[top + 1] = lb_near
+                top += 2
+                continue
+            for s in range(node_start[node], node_start[node] + node_count[node]):
+                j = order[s]
+                if _box_gap(boxes, j, qbox, i) > best:
+                    continue
+                d, ax, ay, bx, by, nx, ny, status, _, scale = gjk_core(qp[i], qc[i], op[j], oc[j])
+                d, ax, ay, bx, by, _ = inflate(
+                    d, ax, ay, bx, by, nx, ny, status, scale, qrad[i], orad[j]
+                )
+                if d < best or (d == best and (best_j < 0 or j < best_j)):
+                    best = d
+                    best_j = j
+                    wq[i, 0] = ax
+                    wq[i, 1] = ay
+                    wo[i, 0] = bx
+                    wo[i, 1] = by
+        if best_j >= 0:
+            index[i] = best_j
+            dist[i] = best
+        else:
+            wq[i, 0] = 0.0
+            wq[i, 1] = 0.0
+            wo[i, 0] = 0.0
+            wo[i, 1] = 0.0
+    return index, dist, wq, wo
+
+
+def _first_per_group(groups, *keys):
+    """Positions of the first row of each group after sorting by (groups, *keys)."""
+    order = np.lexsort((*reversed(keys), groups))
+    g = groups[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = g[1:] != g[:-1]
+    return order[first]
+
+
+class ObstacleSet:
+    """Obstacles as padded arrays ``(points, counts, radii)`` with a BVH over them."""
+
+    def __init__(self, points, counts, radii, leaf_size=4):
+        self.points, self.counts, self.radii = as_batch(points, counts, radii, "obstacles")
+        self.index = AabbIndex(shape_aabbs(self.points, self.counts, self.radii), leaf_size)
+
+    @classmethod
+    def from_shapes(cls, shapes, leaf_size=4):
+        """Build from a sequence of :class:`.ConvexShape`."""
+        shapes = list(shapes)
+        if not shapes:
+            return cls(np.zeros((0, 1, 2)), np.zeros(0, np.int64), np.zeros(0), leaf_size)
+        return cls(*pack_shapes(shapes), leaf_size)
+
+    def __len__(self):
+        return self.points.shape[0]
+
+    def nearest(self, points, counts, radii, max_distance=math.inf, signed=False):
+        """Nearest obstacle for each query shape (padded arrays); :class:`NearestResult`."""
+        qp, qc, qr = as_batch(points, counts, radii, "queries")
+        try:
+            limit = float(max_distance)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"max_distance must be a number, got {max_distance!r}") from exc
+        if not limit >= 0.0:
+            raise ValueError(f"max_distance must be >= 0 (or inf), got {max_distance!r}")
+        idx = self.index
+        index, dist, wq, wo = _nearest_kernel(
+            idx.node_box, idx.node_child, idx.node_start, idx.node_count, idx.order,
+            idx.aabbs, self.points, self.counts, self.radii, qp, qc, qr, limit,
+        )  # fmt: skip
+        if signed:
+            self._deepest(qp, qc, qr, index, dist, wq, wo)
+        return NearestResult(index, dist, wq, wo)
+
+    def _deepest(self, qp, qc, qr, index, dist, wq, wo):
+        """Among obstacles a query touches or overlaps, keep the deepest (in place)."""
+        hit = np.flatnonzero(dist == 0.0)
+        if hit.size == 0:
+            return
+        pairs = self.colliding(qp[hit], qc[hit], qr[hit], 0.0)
+        q, o = hit[pairs.query_index], pairs.obstacle_index
+        depth, _, pq, po = _penetration_kernel(
+            qp[q], qc[q], qr[q], self.points[o], self.counts[o], self.radii[o]
+        )
+        signed = 0.0 - depth
+        best = _first_per_group(q, signed, o)
+        index[q[best]] = o[best]
+        dist[q[best]] = signed[best]
+        wq[q[best]] = pq[best]
+        wo[q[best]] = po[best]
+
+    def nearest_shape(self, shape, max_distance=math.inf, signed=False):
+        """Nearest obstacle to one :class:`.ConvexShape`: ``(index, distance, p_query,
+        p_obstacle)`` as Python/NumPy scalars and (2,) arrays."""
+        r = self.nearest(*pack_shapes([shape]), max_distance=max_distance, signed=signed)
+        return int(r.index[0]), float(r.distance[0]), r.point_query[0], r.point_obstacle[0]
+
+    def colliding(self, points, counts, radii, margin=0.0):
+        """All (query, obstacle) pairs with distance <= ``margin``: :class:`CollidingPairs`.
+
+        Broadphase candidates (AABBs grown by ``margin``) go through one batch GJK call.
+        """
+        qp, qc, qr = as_batch(points, counts, radii, "queries")
+        try:
+            m = float(margin)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"margin must be a number, got {margin!r}") from exc
+        if not (math.isfinite(m) and m >= 0.0):
+            raise ValueError(f"margin must be finite and >= 0, got {margin!r}")
+        boxes = shape_aabbs(qp, qc, qr)
+        boxes[:, :2] -= m
+        boxes[:, 2:] += m
+        q, o = self.index.query_pairs(boxes)
+        d = _distance_kernel(qp[q], qc[q], qr[q], self.points[o], self.counts[o], self.radii[o])[0]
+        keep = d <= m
+        return CollidingPairs(q[keep], o[keep], d[keep])
