@@ -1,0 +1,178 @@
+"""Converting between ROS messages and the pure cores' data (arrays, ConvexShape, GridMap).
+
+Every function that reads a message validates it and raises :class:`RequestError` naming the
+offending field, so a service can answer ``success: false`` with that message.
+"""
+
+from __future__ import annotations
+
+import array
+import math
+
+import numpy as np
+from geometry_msgs.msg import Point, Pose, Quaternion
+
+from planning_collision.geometry import ConvexShape
+from planning_collision.grid import GridMap
+from planning_collision_interfaces.msg import Obstacle, Shape
+
+
+class RequestError(ValueError):
+    """A message field the node cannot use; the text names the field."""
+
+
+def yaw_of(q: Quaternion) -> float:
+    """Yaw (rotation about z) of a quaternion; a non-normalised one is normalised first."""
+    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+
+
+def quaternion_from_yaw(yaw: float) -> Quaternion:
+    return Quaternion(z=math.sin(0.5 * yaw), w=math.cos(0.5 * yaw))
+
+
+def pose_xyyaw(pose: Pose, field: str) -> tuple[float, float, float]:
+    """(x, y, yaw) of a Pose, checked finite with a non-degenerate orientation."""
+    p, q = pose.position, pose.orientation
+    values = (p.x, p.y, q.x, q.y, q.z, q.w)
+    if not all(math.isfinite(v) for v in values):
+        raise RequestError(f"{field} contains NaN or inf")
+    if q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w < 1e-12:
+        raise RequestError(f"{field}.orientation is a zero quaternion")
+    return p.x, p.y, yaw_of(q)
+
+
+def poses_array(poses, field: str) -> np.ndarray:
+    """(N, 3) float64 array of x, y, yaw from a sequence of Pose (one pass, then numpy)."""
+    raw = np.array([(p.position.x, p.position.y, p.orientation.x, p.orientation.y,
+                     p.orientation.z, p.orientation.w) for p in poses], dtype=np.float64)
+    raw = raw.reshape(-1, 6)
+    bad = ~np.isfinite(raw).all(axis=1)
+    if bad.any():
+        raise RequestError(f"{field}[{int(np.flatnonzero(bad)[0])}] contains NaN or inf")
+    qx, qy, qz, qw = raw[:, 2], raw[:, 3], raw[:, 4], raw[:, 5]
+    zero = qx * qx + qy * qy + qz * qz + qw * qw < 1e-12
+    if zero.any():
+        raise RequestError(f"{field}[{int(np.flatnonzero(zero)[0])}].orientation is a zero "
+                           f"quaternion")
+    yaw = np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
+    return np.column_stack([raw[:, 0], raw[:, 1], yaw])
+
+
+def points_msgs(xy: np.ndarray) -> list[Point]:
+    """geometry_msgs/Point list from an (N, 2) array (z = 0)."""
+    return [Point(x=x, y=y) for x, y in xy.tolist()]
+
+
+def point_xy(point: Point, field: str) -> tuple[float, float]:
+    if not (math.isfinite(point.x) and math.isfinite(point.y)):
+        raise RequestError(f"{field} contains NaN or inf")
+    return point.x, point.y
+
+
+def float_array(values, field: str) -> np.ndarray:
+    """A float64[] message field as a numpy array (no copy), checked finite."""
+    arr = np.frombuffer(values, dtype=np.float64) if len(values) else np.empty(0)
+    if not np.isfinite(arr).all():
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise RequestError(f"{field}[{bad}] is NaN or inf")
+    return arr
+
+
+def shape_from_msg(msg: Shape, field: str) -> ConvexShape:
+    """The ConvexShape a Shape message describes, placed by its pose."""
+    try:
+        if not math.isfinite(msg.radius) or msg.radius < 0.0:
+            raise RequestError(f"{field}.radius must be finite and >= 0, got {msg.radius}")
+        if msg.type == Shape.TYPE_POINTS:
+            if len(msg.points) == 0:
+                raise RequestError(f"{field}.points is empty (TYPE_POINTS needs at least one)")
+            pts = np.array([point_xy(p, f"{field}.points[{i}]")
+                            for i, p in enumerate(msg.points)])
+            local = ConvexShape(pts, msg.radius)
+        elif msg.type == Shape.TYPE_CIRCLE:
+            if msg.radius <= 0.0:
+                raise RequestError(f"{field}.radius must be > 0 for TYPE_CIRCLE")
+            local = ConvexShape.circle((0.0, 0.0), msg.radius)
+        elif msg.type == Shape.TYPE_BOX:
+            for name in ("length", "width"):
+                value = getattr(msg, name)
+                if not math.isfinite(value) or value <= 0.0:
+                    raise RequestError(f"{field}.{name} must be finite and > 0 for TYPE_BOX, "
+                                       f"got {value}")
+            box = ConvexShape.box((0.0, 0.0), 0.0, msg.length, msg.width)
+            local = box if msg.radius == 0.0 else ConvexShape(box.points, msg.radius)
+        else:
+            raise RequestError(f"{field}.type {msg.type} is not TYPE_POINTS (0), TYPE_CIRCLE (1) "
+                               f"or TYPE_BOX (2)")
+        x, y, yaw = pose_xyyaw(msg.pose, f"{field}.pose")
+    except RequestError:
+        raise
+    except ValueError as exc:  # from ConvexShape's own checks
+        raise RequestError(f"{field}: {exc}") from exc
+    if x == 0.0 and y == 0.0 and yaw == 0.0:
+        return local
+    return local.transformed(x, y, yaw)
+
+
+def shape_is_empty(msg: Shape) -> bool:
+    """True for the default Shape (TYPE_POINTS with no points): 'use the configured one'."""
+    return msg.type == Shape.TYPE_POINTS and len(msg.points) == 0
+
+
+def polygon_vertices(points, field: str) -> np.ndarray:
+    if len(points) < 3:
+        raise RequestError(f"{field} needs at least 3 vertices, got {len(points)}")
+    return np.array([point_xy(p, f"{field}[{i}]") for i, p in enumerate(points)])
+
+
+def obstacle_parts(msg: Obstacle, field: str) -> list[ConvexShape]:
+    """The convex parts of one obstacle: a decomposed polygon, or its single Shape."""
+    from planning_collision.geometry import decompose
+
+    if msg.type == Obstacle.TYPE_POLYGON:
+        vertices = polygon_vertices(msg.polygon, f"{field}.polygon")
+        try:
+            return decompose(vertices)
+        except ValueError as exc:
+            raise RequestError(f"{field}.polygon: {exc}") from exc
+    if msg.type == Obstacle.TYPE_SHAPE:
+        return [shape_from_msg(msg.shape, f"{field}.shape")]
+    raise RequestError(f"{field}.type {msg.type} is not TYPE_POLYGON (0) or TYPE_SHAPE (1)")
+
+
+def grid_from_msg(msg, occupied_threshold: int, unknown_is_occupied: bool) -> GridMap:
+    """GridMap over a nav_msgs/OccupancyGrid's data buffer, without copying it."""
+    info = msg.info
+    width, height = int(info.width), int(info.height)
+    if width == 0 or height == 0:
+        raise RequestError(f"map is empty ({width} x {height} cells)")
+    if len(msg.data) != width * height:
+        raise RequestError(f"map data has {len(msg.data)} cells, width * height is "
+                           f"{width} * {height} = {width * height}")
+    data = np.frombuffer(msg.data, dtype=np.int8).reshape(height, width)
+    x, y, yaw = pose_xyyaw(info.origin, "map.info.origin")
+    try:
+        return GridMap(data, float(info.resolution), (x, y, yaw),
+                       occupied_threshold=occupied_threshold,
+                       unknown_is_occupied=unknown_is_occupied)
+    except ValueError as exc:
+        raise RequestError(f"map: {exc}") from exc
+
+
+def float64_field(values: np.ndarray) -> array.array:
+    """A numpy array as the array.array('d') a float64[] field stores: assigning that is a
+    plain copy, where a numpy array makes the generated setter check every element."""
+    out = array.array("d")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+    return out
+
+
+def int32_field(values: np.ndarray) -> array.array:
+    """A numpy array as the array.array('i') an int32[] field stores (see float64_field)."""
+    out = array.array("i")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.int32).tobytes())
+    return out
+
+
+def point_msg(x: float, y: float) -> Point:
+    return Point(x=float(x), y=float(y))

@@ -1,0 +1,52 @@
+"""Declaring a node's parameters from one table (name, default, description).
+
+Each node module keeps a single ``PARAMETERS`` tuple of :class:`Param`; :func:`declare` declares
+them all with descriptions and read-only descriptors (changing one means restarting the node,
+as with Nav2's collision_monitor) and returns their values as attributes of one object. The
+shipped ``config/*.yaml`` files list the same names; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: object
+    description: str
+    choices: tuple[str, ...] = ()
+
+    @property
+    def type(self) -> Parameter.Type:
+        return Parameter.Type.from_parameter_value(self.default)
+
+
+class ParameterError(ValueError):
+    """A parameter value the node cannot run with."""
+
+
+def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
+    """Declare every parameter of ``params`` on ``node``; return their values by name."""
+    values = {}
+    for spec in params:
+        descriptor = ParameterDescriptor(
+            description=spec.description + (f" One of: {', '.join(spec.choices)}."
+                                             if spec.choices else ""),
+            read_only=True,
+            type=spec.type.value,
+        )
+        parameter = node.declare_parameter(spec.name, spec.default, descriptor)
+        value = parameter.value
+        if spec.choices and value not in spec.choices:
+            raise ParameterError(
+                f"parameter {spec.name!r} is {value!r}; expected one of {', '.join(spec.choices)}"
+            )
+        values[spec.name] = value
+    return SimpleNamespace(**values)
