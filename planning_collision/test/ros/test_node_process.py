@@ -1,0 +1,54 @@
+"""A node process started with a params file answers a service from another process, over DDS
+on loopback, and stops cleanly on SIGINT and SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from rcl_interfaces.srv import GetParameters
+
+from planning_collision import processes
+
+PARAMS = """\
+/**/collision_server:
+  ros__parameters:
+    los_mode: supercover
+    occupied_threshold: 50
+    footprint: "[[0.5, 0.25], [-0.5, 0.25], [-0.5, -0.25], [0.5, -0.25]]"
+"""
+
+
+def test_params_file_reaches_the_node_and_its_service_answers(tmp_path, start_process, client):
+    params = tmp_path / "params.yaml"
+    params.write_text(PARAMS)
+    server = start_process("collision_server", processes.node_command(
+        "planning_collision.ros.collision_server", [params], namespace="pf"))
+    assert os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
+
+    request = GetParameters.Request(names=["los_mode", "occupied_threshold", "footprint",
+                                           "unknown_is_occupied"])
+    reply = client.call(GetParameters, "/pf/collision_server/get_parameters", request,
+                        timeout=90.0, process=server)
+    values = [v.string_value or v.integer_value or v.bool_value for v in reply.values]
+    assert values[0] == "supercover"
+    assert values[1] == 50
+    assert values[2].startswith("[[0.5, 0.25]")
+    assert reply.values[3].bool_value is True  # default from the node's table
+    assert server.running()
+
+
+def test_sigint_and_sigterm_stop_the_node_promptly(start_process, client):
+    from planning_collision_interfaces.srv import ComputeDistance
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        server = start_process("collision_server", processes.node_command(
+            "planning_collision.ros.collision_server", namespace=f"sig{int(sig)}"))
+        name = f"/sig{int(sig)}/compute_distance"
+        client.wait_for_service(ComputeDistance, name, timeout=90.0, process=server)
+        server.send_signal(sig)
+        started = time.monotonic()
+        code = server.wait(timeout=10.0)
+        assert time.monotonic() - started < 5.0
+        assert code == 0, server.lines[-20:]
