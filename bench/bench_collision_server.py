@@ -1,0 +1,231 @@
+"""collision_server end to end: service round trips from another process over DDS on loopback.
+
+    .venv/bin/python bench/bench_collision_server.py
+
+Starts collision_server as its own process (loopback discovery, a domain of its own), feeds it
+a 1000 x 1000 map about 20 % occupied and 1,000 obstacles, then measures from this process:
+sequential check_line_of_sight round trips, check_lines_of_sight with 10,000 rays,
+check_collision with 1,000 poses against the 1,000 obstacles, and how long queries are held
+back while 4000 x 4000 maps are being replaced. Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+import threading
+import time
+
+import numpy as np
+
+from planning_collision import processes
+
+DOMAIN = processes.pick_domain_id()
+processes.apply_network_rule(DOMAIN)
+
+import rclpy  # noqa: E402  (after the network rule is applied)
+from geometry_msgs.msg import Point, Pose  # noqa: E402
+from nav_msgs.msg import OccupancyGrid  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+
+from planning_collision_interfaces.msg import Obstacle, ObstacleArray, Shape  # noqa: E402
+from planning_collision_interfaces.srv import (  # noqa: E402
+    CheckCollision,
+    CheckLineOfSight,
+    CheckLinesOfSight,
+)
+
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+RES = 0.05
+
+
+def random_rect_map(rng, size: int, fill: float) -> np.ndarray:
+    data = np.zeros((size, size), dtype=np.int8)
+    while (data == 100).mean() < fill:
+        w, h = rng.integers(5, 40, 2)
+        x, y = rng.integers(0, size - 40, 2)
+        data[y:y + h, x:x + w] = 100
+    return data
+
+
+def map_msg(data: np.ndarray) -> OccupancyGrid:
+    msg = OccupancyGrid()
+    msg.header.frame_id = "map"
+    msg.info.resolution = RES
+    msg.info.width, msg.info.height = data.shape[1], data.shape[0]
+    msg.info.origin.orientation.w = 1.0
+    msg.data = data.reshape(-1).tobytes()
+    return msg
+
+
+def obstacles_msg(rng, n: int, extent: float) -> ObstacleArray:
+    msg = ObstacleArray()
+    msg.header.frame_id = "map"
+    for i in range(n):
+        shape = Shape(type=Shape.TYPE_BOX, length=float(rng.uniform(0.2, 1.0)),
+                      width=float(rng.uniform(0.2, 1.0)))
+        shape.pose.position.x, shape.pose.position.y = (float(v) for v in
+                                                        rng.uniform(0, extent, 2))
+        yaw = float(rng.uniform(-math.pi, math.pi))
+        shape.pose.orientation.z, shape.pose.orientation.w = math.sin(yaw / 2), math.cos(yaw / 2)
+        msg.obstacles.append(Obstacle(id=f"box{i}", type=Obstacle.TYPE_SHAPE, shape=shape))
+    return msg
+
+
+def call(executor, client, request, timeout=60.0):
+    future = client.call_async(request)
+    executor.spin_until_future_complete(future, timeout_sec=timeout)
+    if not future.done():
+        raise TimeoutError("no answer")
+    return future.result()
+
+
+def main() -> int:
+    rng = np.random.default_rng(7)
+    server = processes.RosProcess(
+        "collision_server",
+        processes.node_command("planning_collision.ros.collision_server",
+                               parameters={"publish_markers": False}),
+        DOMAIN, echo=False)
+    rclpy.init()
+    node = rclpy.create_node("bench_client")
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    map_pub = node.create_publisher(OccupancyGrid, "map", LATCHED)
+    obstacle_pub = node.create_publisher(ObstacleArray, "obstacles", LATCHED)
+    map_pub.publish(map_msg(random_rect_map(rng, 1000, 0.2)))
+    obstacle_pub.publish(obstacles_msg(rng, 1000, 1000 * RES))
+    los = node.create_client(CheckLineOfSight, "check_line_of_sight")
+    batch = node.create_client(CheckLinesOfSight, "check_lines_of_sight")
+    collision = node.create_client(CheckCollision, "check_collision")
+    rows = []
+    try:
+        deadline = time.monotonic() + 300
+        while not (los.service_is_ready() and batch.service_is_ready()
+                   and collision.service_is_ready()):
+            executor.spin_once(timeout_sec=0.05)
+            if time.monotonic() > deadline or not server.running():
+                print("\n".join(server.lines[-20:]), file=sys.stderr)
+                return 1
+        while not (server.wait_for_line("map 1000 x 1000", 0.01)
+                   and server.wait_for_line("1000 obstacles received", 0.01)):
+            executor.spin_once(timeout_sec=0.05)
+
+        # 1. Sequential single line-of-sight round trips.
+        times = []
+        for i in range(1100):
+            a, b = rng.uniform(0, 50, 2), rng.uniform(0, 50, 2)
+            request = CheckLineOfSight.Request()
+            request.start.x, request.start.y = float(a[0]), float(a[1])
+            request.goal.x, request.goal.y = float(b[0]), float(b[1])
+            started = time.perf_counter()
+            reply = call(executor, los, request)
+            if i >= 100:
+                times.append(time.perf_counter() - started)
+            assert reply.success, reply.message
+        times_ms = np.array(times) * 1e3
+        median, p99 = float(np.median(times_ms)), float(np.percentile(times_ms, 99))
+        rows.append(("check_line_of_sight round trip, median (1000 sequential calls)",
+                     f"{median:.2f} ms", "<= 1 ms", median <= 1.0))
+        rows.append(("check_line_of_sight round trip, p99", f"{p99:.2f} ms", "<= 3 ms",
+                     p99 <= 3.0))
+
+        # 2. 10,000 rays up to 300 cells in one call (grid only, bresenham).
+        starts = rng.uniform(0, 50, (10000, 2))
+        ang = rng.uniform(-math.pi, math.pi, 10000)
+        length = rng.uniform(0, 300 * RES, 10000)
+        goals = np.clip(starts + length[:, None] * np.column_stack([np.cos(ang), np.sin(ang)]),
+                        0, 49.99)
+        request = CheckLinesOfSight.Request(start_x=starts[:, 0], start_y=starts[:, 1],
+                                            goal_x=goals[:, 0], goal_y=goals[:, 1])
+        samples = []
+        for _ in range(15):
+            started = time.perf_counter()
+            request.start_x = starts[:, 0]
+            request.start_y = starts[:, 1]
+            request.goal_x = goals[:, 0]
+            request.goal_y = goals[:, 1]
+            reply = call(executor, batch, request)
+            samples.append(time.perf_counter() - started)
+            assert reply.success and len(reply.clear) == 10000
+        t = statistics.median(samples[3:]) * 1e3
+        rows.append(("check_lines_of_sight, 10,000 rays, 1000x1000 map (end to end, median)",
+                     f"{t:.1f} ms", "<= 30 ms", t <= 30.0))
+
+        # 3. 1,000 footprint poses against 1,000 obstacles.
+        poses = []
+        for x, y, yaw in zip(rng.uniform(0, 50, 1000), rng.uniform(0, 50, 1000),
+                             rng.uniform(-3, 3, 1000), strict=True):
+            p = Pose()
+            p.position.x, p.position.y = float(x), float(y)
+            p.orientation.z, p.orientation.w = math.sin(yaw / 2), math.cos(yaw / 2)
+            poses.append(p)
+        request = CheckCollision.Request(
+            footprint=Shape(points=[Point(x=0.3, y=0.2), Point(x=-0.3, y=0.2),
+                                    Point(x=-0.3, y=-0.2), Point(x=0.3, y=-0.2)]),
+            poses=poses)
+        samples = []
+        for _ in range(12):
+            started = time.perf_counter()
+            reply = call(executor, collision, request)
+            samples.append(time.perf_counter() - started)
+            assert reply.success, reply.message
+        t = statistics.median(samples[2:]) * 1e3
+        rows.append(("check_collision, 1,000 poses x 1,000 obstacles (grid + obstacles, median)",
+                     f"{t:.1f} ms", "<= 50 ms", t <= 50.0))
+
+        # 4. Queries while 4000 x 4000 maps are swapped in.
+        big = [map_msg(random_rect_map(rng, 4000, 0.2)), map_msg(np.zeros((4000, 4000),
+                                                                          np.int8))]
+        stop = threading.Event()
+        published = []
+
+        def swap():
+            k = 0
+            while not stop.is_set() and k < 6:
+                map_pub.publish(big[k % 2])
+                published.append(time.perf_counter())
+                k += 1
+                stop.wait(0.5)
+
+        quiet = []
+        request = CheckLineOfSight.Request()
+        request.goal.x = request.goal.y = 10.0
+        for _ in range(200):
+            started = time.perf_counter()
+            call(executor, los, request)
+            quiet.append(time.perf_counter() - started)
+        swapper = threading.Thread(target=swap)
+        swapper.start()
+        busy = []
+        end = time.perf_counter() + 3.5
+        while time.perf_counter() < end:
+            started = time.perf_counter()
+            call(executor, los, request)
+            busy.append(time.perf_counter() - started)
+        stop.set()
+        swapper.join()
+        conversions = [line for line in server.lines if "map 4000 x 4000" in line]
+        conv_ms = [float(line.split("converted in ")[1].split(" ms")[0]) for line in conversions]
+        worst = max(busy) * 1e3
+        rows.append((f"4000x4000 map swapped in: conversion ({len(conv_ms)} maps, max)",
+                     f"{max(conv_ms):.2f} ms", "report", True))
+        rows.append(("query latency while maps arrive: max (quiet max)",
+                     f"{worst:.1f} ms ({max(quiet) * 1e3:.1f} ms)", "report", True))
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+        server.stop()
+
+    print("| measurement | result | target | pass |")
+    print("| --- | --- | --- | --- |")
+    for name, value, target, ok in rows:
+        print(f"| {name} | {value} | {target} | {'pass' if ok else 'FAIL'} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
