@@ -14,8 +14,10 @@ setup(
         ("share/" + package_name + "/launch", glob("launch/*.launch.py")),
         ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz")
          + glob("config/*.xml")),
+        ("share/" + package_name + "/config/maps", glob("config/maps/*")),
+        ("share/" + package_name + "/config/scenarios", glob("config/scenarios/*")),
     ],
-    install_requires=["setuptools", "numpy", "numba", "PyYAML"],
+    install_requires=["setuptools", "numpy", "numba", "PyYAML", "matplotlib", "pillow"],
     extras_require={
         "test": ["pytest", "pytest-timeout", "hypothesis", "shapely", "scikit-image", "pyrvo"],
     },
@@ -26,6 +28,10 @@ setup(
     license="Apache-2.0",
     tests_require=["pytest"],
     entry_points={
-        "console_scripts": [],
+        "console_scripts": [
+            "collision_server = planning_collision.ros.collision_server:main",
+            "fleet_sim = planning_collision.ros.fleet_sim:main",
+            "map_publisher = planning_collision.ros.map_publisher:main",
+        ],
     },
 )
