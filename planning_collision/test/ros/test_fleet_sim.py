@@ -20,7 +20,6 @@ from nav_msgs.msg import Odometry
 from visualization_msgs.msg import Marker, MarkerArray
 
 from planning_collision.processes import RosProcess, config_file, node_command
-from planning_collision.ros import fleet_sim
 from planning_collision.ros.conversions import yaw_of
 
 MODULE = "planning_collision.ros.fleet_sim"
@@ -42,12 +41,6 @@ SCENARIO = {
     "robot_defaults": {"radius": 0.25, "max_speed": 1.0},
     "robots": [{"goal": [r["start"][0], r["start"][1] + 40.0], **r} for r in ROBOTS],
 }
-
-
-def test_config_file_lists_every_parameter_with_its_default():
-    spec = yaml.safe_load(config_file("fleet_sim.yaml").read_text())
-    values = spec["/**/fleet_sim"]["ros__parameters"]
-    assert values == {p.name: p.default for p in fleet_sim.PARAMETERS}
 
 
 def values_of(status: DiagnosticStatus) -> dict[str, str]:

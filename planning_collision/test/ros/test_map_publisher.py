@@ -13,19 +13,12 @@ from nav_msgs.msg import OccupancyGrid
 
 from planning_collision.grid.map_file import load_map_file
 from planning_collision.processes import RosProcess, config_file, node_command
-from planning_collision.ros import map_publisher
 from planning_collision.ros.conversions import obstacle_parts, yaw_of
 from planning_collision.scenario import load_scenario
 from planning_collision.simulation import obstacle_shapes
 from planning_collision_interfaces.msg import Obstacle, ObstacleArray, Shape
 
 MODULE = "planning_collision.ros.map_publisher"
-
-
-def test_config_file_lists_every_parameter_with_its_default():
-    spec = yaml.safe_load(config_file("map_publisher.yaml").read_text())
-    values = spec["/**/map_publisher"]["ros__parameters"]
-    assert values == {p.name: p.default for p in map_publisher.PARAMETERS}
 
 
 class Inbox:

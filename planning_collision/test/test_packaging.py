@@ -1,0 +1,126 @@
+"""Packaging: console scripts, launch and config files, package.xml dependencies, parameter
+tables against their YAML files, and a colcon build of both packages against the ROS wheels."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from importlib.metadata import distribution
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "planning_collision"
+
+# Third-party imports of the package's code and the rosdep key each needs in package.xml.
+ROSDEP_KEYS = {
+    "rclpy": "rclpy", "rcl_interfaces": "rclpy", "builtin_interfaces": "rclpy",
+    "std_msgs": "std_msgs", "geometry_msgs": "geometry_msgs", "nav_msgs": "nav_msgs",
+    "visualization_msgs": "visualization_msgs", "diagnostic_msgs": "diagnostic_msgs",
+    "planning_collision_interfaces": "planning_collision_interfaces",
+    "ament_index_python": "ament_index_python", "launch": "launch", "launch_ros": "launch_ros",
+    "numpy": "python3-numpy", "numba": "python3-numba", "yaml": "python3-yaml",
+    "matplotlib": "python3-matplotlib", "PIL": "python3-pil",
+}
+
+
+def console_scripts() -> dict[str, str]:
+    return {ep.name: ep.value for ep in distribution("planning_collision").entry_points
+            if ep.group == "console_scripts"}
+
+
+def test_every_console_script_resolves_to_a_main_function():
+    scripts = console_scripts()
+    assert {"collision_server", "fleet_sim", "map_publisher"} <= set(scripts)
+    for name, target in scripts.items():
+        module_name, _, attr = target.partition(":")
+        module = importlib.import_module(module_name)
+        assert callable(getattr(module, attr)), f"{name} -> {target} is not callable"
+
+
+def test_package_xml_declares_every_third_party_import():
+    manifest = ET.parse(PACKAGE / "package.xml").getroot()
+    assert manifest.get("format") == "3"
+    declared = {e.text for e in manifest if e.tag.endswith("depend")}
+    used = set()
+    for path in list((PACKAGE / "planning_collision").rglob("*.py")) + \
+            list((PACKAGE / "launch").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                used |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                used.add(node.module.split(".")[0])
+    third_party = {m for m in used if m in ROSDEP_KEYS}
+    unknown = {m for m in used - set(ROSDEP_KEYS) - set(sys.stdlib_module_names)
+               if m not in ("planning_collision",)}
+    assert not unknown, f"imports with no rosdep key in this test's table: {unknown}"
+    missing = {ROSDEP_KEYS[m] for m in third_party} - declared
+    assert not missing, f"package.xml lacks: {missing}"
+
+
+NODES = {
+    "collision_server": ("planning_collision.ros.collision_server", "collision_server.yaml"),
+    "fleet_sim": ("planning_collision.ros.fleet_sim", "fleet_sim.yaml"),
+    "map_publisher": ("planning_collision.ros.map_publisher", "map_publisher.yaml"),
+}
+
+
+@pytest.mark.parametrize("node", sorted(NODES))
+def test_config_yaml_lists_exactly_the_declared_parameters(node):
+    module_name, config = NODES[node]
+    module = importlib.import_module(module_name)
+    declared = {p.name: p.default for p in module.PARAMETERS}
+    data = yaml.safe_load((PACKAGE / "config" / config).read_text())
+    (key, section), = data.items()
+    assert key.endswith(node)
+    values = section["ros__parameters"]
+    assert set(values) == set(declared)
+    for name, default in declared.items():
+        assert values[name] == default, f"{config}: {name} differs from the node's default"
+    for p in module.PARAMETERS:
+        assert len(p.description) > 20, f"{p.name} needs a real description"
+
+
+def launch_calls(path: Path):
+    """(function name, keyword arguments as AST) of every call in a launch file."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else \
+                getattr(node.func, "id", "")
+            yield name, {k.arg: k.value for k in node.keywords if k.arg}
+
+
+def test_launch_files_name_only_executables_and_files_that_exist():
+    """launch_ros has no wheel here, so the launch files are checked statically."""
+    scripts = console_scripts()
+    files = sorted((PACKAGE / "launch").glob("*.launch.py"))
+    assert files
+    for path in files:
+        compile(path.read_text(), str(path), "exec")
+        nodes = 0
+        for name, kwargs in launch_calls(path):
+            if name == "Node":
+                nodes += 1
+                assert ast.literal_eval(kwargs["package"]) == "planning_collision"
+                executable = ast.literal_eval(kwargs["executable"])
+                assert executable in scripts, f"{path.name}: unknown executable {executable}"
+        text = path.read_text()
+        for folder, filename in re.findall(r'"(config|launch)",\s*"([^"]+)"', text):
+            assert (PACKAGE / folder / filename).is_file(), f"{path.name}: {filename} missing"
+        assert nodes or "IncludeLaunchDescription" in text
+
+
+def test_colcon_builds_both_packages_and_they_import_from_install(tmp_path):
+    result = subprocess.run([sys.executable, str(REPO / "tools" / "colcon_check.py"),
+                             str(tmp_path / "ws")], capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "colcon build OK" in result.stdout
