@@ -1,0 +1,16 @@
+"""Numerical constants shared by the ORCA kernels.
+
+numba freezes module constants into the compiled (and cached) kernels, and its cache is keyed
+on the source file of each kernel: after changing a value here, clear the ``__pycache__``
+of this package (or touch the modules that use it).
+"""
+
+#: Tolerance of RVO2 (``RVO_EPSILON``) for parallel lines and collinear obstacle vertices.
+EPSILON = 1e-5
+
+#: Marker for "no node / no obstacle" in the integer arrays of the obstacle tree.
+NONE = -1
+
+#: Speed (m/s) by which a separation half-plane is widened so that touching agents keep the
+#: zero velocity strictly feasible (see ``orca_lines.separation_line``).
+SEPARATION_SLACK = 1e-9

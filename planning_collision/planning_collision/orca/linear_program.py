@@ -1,0 +1,167 @@
+"""The 2-D linear programs that pick a velocity inside the ORCA half-planes.
+
+A constraint ("line") is a point ``p`` and a unit direction ``d``; the permitted half-plane
+is the left side of ``d``: ``det(d, v - p) >= 0``.  Lines live in two parallel arrays
+``points`` (M, 2) and ``directions`` (M, 2) of which only the first ``count`` rows are used,
+so the callers can keep one scratch buffer per thread.
+
+The three programs follow van den Berg et al. and the RVO2 library:
+
+* :func:`solve_on_line` (RVO2's linearProgram1) optimises on one line, bounded by the
+  speed disc and by all earlier lines;
+* :func:`solve_incremental` (linearProgram2) is the randomised-incremental (here: in order)
+  algorithm over all lines, returning the index of the first line it could not satisfy;
+* :func:`solve_least_violation` (linearProgram3) is used when the program is infeasible:
+  it keeps the first ``hard_count`` lines (obstacles, kinematic limits) and minimises the
+  largest violation of the remaining ones.
+
+Everything is computed in float64 (RVO2 uses float32).
+"""
+
+import math
+
+import numba
+
+from .constants import EPSILON
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _det(ax, ay, bx, by):
+    return ax * by - ay * bx
+
+
+@numba.njit(cache=True, error_model="numpy")
+def solve_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_opt):
+    """Best point on line ``line_no`` inside the speed disc and lines ``0..line_no-1``.
+
+    Returns ``(ok, x, y)``; ``ok`` is False when no point of the line is feasible.
+    With ``direction_opt`` the optimisation direction ``(opt_x, opt_y)`` (unit) is
+    maximised, otherwise the point closest to ``(opt_x, opt_y)`` is taken.
+    """
+    px = points[line_no, 0]
+    py = points[line_no, 1]
+    dx = directions[line_no, 0]
+    dy = directions[line_no, 1]
+    along = px * dx + py * dy
+    discriminant = along * along + speed * speed - (px * px + py * py)
+    if discriminant < 0.0:
+        # The speed disc lies entirely on the forbidden side of the line.
+        return False, 0.0, 0.0
+    root = math.sqrt(discriminant)
+    t_left = -along - root
+    t_right = -along + root
+    for i in range(line_no):
+        qx = directions[i, 0]
+        qy = directions[i, 1]
+        denominator = _det(dx, dy, qx, qy)
+        numerator = _det(qx, qy, px - points[i, 0], py - points[i, 1])
+        if abs(denominator) <= EPSILON:
+            # (Almost) parallel lines: either line i excludes all of this line or none.
+            if numerator < 0.0:
+                return False, 0.0, 0.0
+            continue
+        t = numerator / denominator
+        if denominator >= 0.0:
+            if t < t_right:
+                t_right = t
+        else:
+            if t > t_left:
+                t_left = t
+        if t_left > t_right:
+            return False, 0.0, 0.0
+    if direction_opt:
+        if opt_x * dx + opt_y * dy > 0.0:
+            t = t_right
+        else:
+            t = t_left
+    else:
+        t = dx * (opt_x - px) + dy * (opt_y - py)
+        if t < t_left:
+            t = t_left
+        elif t > t_right:
+            t = t_right
+    return True, px + t * dx, py + t * dy
+
+
+@numba.njit(cache=True, error_model="numpy")
+def solve_incremental(points, directions, count, speed, opt_x, opt_y, direction_opt):
+    """Velocity closest to ``opt`` (or furthest along ``opt``) satisfying ``count`` lines.
+
+    Returns ``(fail_line, x, y)``: ``fail_line == count`` on success, otherwise the index
+    of the first line that could not be satisfied, with ``(x, y)`` the result so far.
+    """
+    if direction_opt:
+        rx = opt_x * speed
+        ry = opt_y * speed
+    elif opt_x * opt_x + opt_y * opt_y > speed * speed:
+        norm = math.sqrt(opt_x * opt_x + opt_y * opt_y)
+        rx = opt_x / norm * speed
+        ry = opt_y / norm * speed
+    else:
+        rx = opt_x
+        ry = opt_y
+    for i in range(count):
+        if _det(directions[i, 0], directions[i, 1],
+                points[i, 0] - rx, points[i, 1] - ry) > 0.0:
+            ok, nx, ny = solve_on_line(points, directions, i, speed, opt_x, opt_y, direction_opt)
+            if not ok:
+                return i, rx, ry
+            rx = nx
+            ry = ny
+    return count, rx, ry
+
+
+@numba.njit(cache=True, error_model="numpy")
+def solve_least_violation(points, directions, count, hard_count, begin, speed, rx, ry,
+                          proj_points, proj_directions):
+    """Minimise the largest violation of lines ``hard_count..count-1`` (RVO2's LP3).
+
+    The first ``hard_count`` lines stay hard constraints.  ``(rx, ry)`` is the partial
+    result of :func:`solve_incremental` that failed at ``begin``.  ``proj_points`` and
+    ``proj_directions`` are scratch buffers with at least ``count`` rows.
+    """
+    for k in range(hard_count):
+        proj_points[k, 0] = points[k, 0]
+        proj_points[k, 1] = points[k, 1]
+        proj_directions[k, 0] = directions[k, 0]
+        proj_directions[k, 1] = directions[k, 1]
+    distance = 0.0
+    for i in range(begin, count):
+        ix = directions[i, 0]
+        iy = directions[i, 1]
+        if _det(ix, iy, points[i, 0] - rx, points[i, 1] - ry) > distance:
+            # The current result violates line i more than the worst line so far: solve
+            # the 1-D problem of equal violation of line i and every earlier soft line.
+            n = hard_count
+            for j in range(hard_count, i):
+                jx = directions[j, 0]
+                jy = directions[j, 1]
+                determinant = _det(ix, iy, jx, jy)
+                if abs(determinant) <= EPSILON:
+                    if ix * jx + iy * jy > 0.0:
+                        # Same direction: line j adds nothing beyond line i.
+                        continue
+                    qx = 0.5 * (points[i, 0] + points[j, 0])
+                    qy = 0.5 * (points[i, 1] + points[j, 1])
+                else:
+                    s = _det(jx, jy, points[i, 0] - points[j, 0],
+                             points[i, 1] - points[j, 1]) / determinant
+                    qx = points[i, 0] + s * ix
+                    qy = points[i, 1] + s * iy
+                bx = jx - ix
+                by = jy - iy
+                norm = math.sqrt(bx * bx + by * by)
+                proj_points[n, 0] = qx
+                proj_points[n, 1] = qy
+                proj_directions[n, 0] = bx / norm
+                proj_directions[n, 1] = by / norm
+                n += 1
+            fail, nx, ny = solve_incremental(proj_points, proj_directions, n, speed, -iy, ix,
+                                             True)
+            if fail >= n:
+                # Otherwise a rounding error made the (by construction feasible) program
+                # fail; the previous result is kept, as in RVO2.
+                rx = nx
+                ry = ny
+            distance = _det(ix, iy, points[i, 0] - rx, points[i, 1] - ry)
+    return rx, ry

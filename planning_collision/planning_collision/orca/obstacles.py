@@ -1,0 +1,459 @@
+"""Static polygon obstacles: the processed structure, its k-d tree and its queries.
+
+RVO2's rules apply: an obstacle is a list of at least two vertices, counter-clockwise for a
+solid polygon and clockwise for an enclosing boundary (agents inside); a two-vertex obstacle
+is a thin wall.  Every vertex starts an edge to the next vertex; a vertex is *convex* when
+the polygon turns left (or goes straight) there, and both vertices of a two-vertex obstacle
+are convex.  Agents only see an edge from its right side (the outside of a CCW polygon).
+
+:func:`build_obstacles` turns the polygons into an :class:`ObstacleSet` of flat arrays (built
+once per obstacle set, usable from numba kernels).  Its binary space partition follows
+RVO2's ``buildObstacleTree``: each node splits on the edge that best balances the two sides,
+and edges crossing the split line are cut in two (the cut adds a convex vertex), so the edge
+list and the order in which neighbours are found are the same as in RVO2.
+"""
+
+import functools
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from .constants import EPSILON, NONE
+from .validation import as_points, as_position
+
+
+class ObstacleSet(NamedTuple):
+    """Processed obstacles (all arrays; vertex ``k`` starts the edge ``k -> next_vertex[k]``).
+
+    ``points`` (V, 2), ``directions`` (V, 2) unit edge directions, ``next_vertex`` and
+    ``prev_vertex`` (V,), ``convex`` (V,) bool, ``polygon`` (V,) index of the input polygon;
+    the vertices after ``num_input_vertices`` were added where the tree cut an edge.
+    ``tree_vertex``, ``tree_left``, ``tree_right`` (T,) are the tree nodes (root 0, ``-1``
+    for no child).
+    """
+
+    points: np.ndarray
+    directions: np.ndarray
+    next_vertex: np.ndarray
+    prev_vertex: np.ndarray
+    convex: np.ndarray
+    polygon: np.ndarray
+    tree_vertex: np.ndarray
+    tree_left: np.ndarray
+    tree_right: np.ndarray
+    num_input_vertices: int
+
+    @property
+    def num_vertices(self) -> int:
+        return int(self.points.shape[0])
+
+
+@functools.cache
+def empty_obstacles() -> ObstacleSet:
+    """An obstacle set without obstacles (shared; the kernels never modify obstacles)."""
+    return build_obstacles([])
+
+
+def polygon_vertex_arrays(polygons):
+    """Validate ``polygons`` and return the flat vertex arrays before the tree is built."""
+    pts = []
+    for k, poly in enumerate(polygons):
+        verts = as_points(poly, f"obstacle {k} vertices")
+        if verts.shape[0] < 2:
+            raise ValueError(f"obstacle {k} has {verts.shape[0]} vertices; at least 2 needed")
+        edge = np.roll(verts, -1, axis=0) - verts
+        if np.any(np.hypot(edge[:, 0], edge[:, 1]) == 0.0):
+            raise ValueError(f"obstacle {k} has two consecutive equal vertices")
+        pts.append(verts)
+    n = sum(p.shape[0] for p in pts)
+    points = np.empty((n, 2))
+    directions = np.empty((n, 2))
+    nxt = np.empty(n, np.int64)
+    prv = np.empty(n, np.int64)
+    convex = np.empty(n, np.bool_)
+    polygon = np.empty(n, np.int64)
+    start = 0
+    for k, verts in enumerate(pts):
+        m = verts.shape[0]
+        idx = np.arange(m)
+        points[start:start + m] = verts
+        nxt[start:start + m] = start + (idx + 1) % m
+        prv[start:start + m] = start + (idx - 1) % m
+        edge = np.roll(verts, -1, axis=0) - verts
+        directions[start:start + m] = edge / np.hypot(edge[:, 0], edge[:, 1])[:, None]
+        if m == 2:
+            convex[start:start + m] = True
+        else:
+            before = np.roll(verts, 1, axis=0)
+            after = np.roll(verts, -1, axis=0)
+            # leftOf(previous, vertex, next) >= 0: the boundary turns left (or not at all).
+            turn = ((before[:, 0] - after[:, 0]) * (verts[:, 1] - before[:, 1])
+                    - (before[:, 1] - after[:, 1]) * (verts[:, 0] - before[:, 0]))
+            convex[start:start + m] = turn >= 0.0
+        polygon[start:start + m] = k
+        start += m
+    return points, directions, nxt, prv, convex, polygon
+
+
+def build_obstacles(polygons) -> ObstacleSet:
+    """Process a sequence of polygons (each (K, 2), K >= 2) into an :class:`ObstacleSet`."""
+    points, directions, nxt, prv, convex, polygon = polygon_vertex_arrays(polygons)
+    n = points.shape[0]
+    (points, directions, nxt, prv, convex, polygon, n_vertices,
+     tree_vertex, tree_left, tree_right, n_nodes) = _build_tree(
+        points, directions, nxt, prv, convex, polygon, n)
+    return ObstacleSet(
+        points=points[:n_vertices].copy(),
+        directions=directions[:n_vertices].copy(),
+        next_vertex=nxt[:n_vertices].copy(),
+        prev_vertex=prv[:n_vertices].copy(),
+        convex=convex[:n_vertices].copy(),
+        polygon=polygon[:n_vertices].copy(),
+        tree_vertex=tree_vertex[:n_nodes].copy(),
+        tree_left=tree_left[:n_nodes].copy(),
+        tree_right=tree_right[:n_nodes].copy(),
+        num_input_vertices=n,
+    )
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _left_of(ax, ay, bx, by, cx, cy):
+    """Twice the signed area of (a, b, c): positive when c is left of the line a -> b."""
+    return (ax - cx) * (by - ay) - (ay - cy) * (bx - ax)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _grow_points(a, capacity):
+    out = np.empty((capacity, 2))
+    for i in range(a.shape[0]):
+        out[i, 0] = a[i, 0]
+        out[i, 1] = a[i, 1]
+    return out
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _grow_ints(a, capacity):
+    out = np.empty(capacity, np.int64)
+    for i in range(capacity):
+        out[i] = a[i] if i < a.shape[0] else NONE
+    return out
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _grow_flags(a, capacity):
+    out = np.zeros(capacity, np.bool_)
+    for i in range(a.shape[0]):
+        out[i] = a[i]
+    return out
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _build_tree(points, directions, nxt, prv, convex, polygon, n):
+    """Binary space partition of the edges (RVO2's rules), cutting edges that straddle.
+
+    Returns the (possibly grown) vertex arrays, the vertex count and the tree arrays.
+    The recursion of RVO2 is replaced by an explicit stack that visits the left subtree
+    before the right one, so added vertices get the same numbering.
+    """
+    cap = max(n * 2, 4)
+    points = _grow_points(points, cap)
+    directions = _grow_points(directions, cap)
+    nxt = _grow_ints(nxt, cap)
+    prv = _grow_ints(prv, cap)
+    convex = _grow_flags(convex, cap)
+    polygon = _grow_ints(polygon, cap)
+    n_vertices = n
+
+    node_cap = cap
+    tree_vertex_init = np.empty(0, np.int64)
+    tree_vertex = _grow_ints(tree_vertex_init, node_cap)
+    tree_left = _grow_ints(tree_vertex_init, node_cap)
+    tree_right = _grow_ints(tree_vertex_init, node_cap)
+    n_nodes = 0
+
+    # Pool of edge lists; the stack holds (start, length, parent node, 0 left / 1 right).
+    pool = np.empty(max(4 * n, 4), np.int64)
+    for k in range(n):
+        pool[k] = k
+    pool_len = n
+    stack_start = np.zeros(max(2 * n + 2, 4), np.int64)
+    stack_size = np.zeros(max(2 * n + 2, 4), np.int64)
+    stack_parent = np.zeros(max(2 * n + 2, 4), np.int64)
+    stack_side = np.zeros(max(2 * n + 2, 4), np.int64)
+    stack_size[0] = n
+    stack_parent[0] = NONE
+    top = 1
+    while top > 0:
+        top -= 1
+        start = stack_start[top]
+        size = stack_size[top]
+        parent = stack_parent[top]
+        side = stack_side[top]
+        if size == 0:
+            continue
+        if n_nodes == node_cap:
+            node_cap *= 2
+            tree_vertex = _grow_ints(tree_vertex, node_cap)
+            tree_left = _grow_ints(tree_left, node_cap)
+            tree_right = _grow_ints(tree_right, node_cap)
+        node = n_nodes
+        n_nodes += 1
+        if parent != NONE:
+            if side == 0:
+                tree_left[parent] = node
+            else:
+                tree_right[parent] = node
+
+        # Choose the edge whose line splits the others most evenly: minimise
+        # (max(left, right), min(left, right)) lexicographically, first edge on ties.
+        best = 0
+        best_left = size
+        best_right = size
+        for a in range(size):
+            i1 = pool[start + a]
+            i2 = nxt[i1]
+            ax = points[i1, 0]
+            ay = points[i1, 1]
+            bx = points[i2, 0]
+            by = points[i2, 1]
+            n_left = 0
+            n_right = 0
+            best_hi = max(best_left, best_right)
+            best_lo = min(best_left, best_right)
+            for b in range(size):
+                if a == b:
+                    continue
+                j1 = pool[start + b]
+                j2 = nxt[j1]
+                s1 = _left_of(ax, ay, bx, by, points[j1, 0], points[j1, 1])
+                s2 = _left_of(ax, ay, bx, by, points[j2, 0], points[j2, 1])
+                if s1 >= -EPSILON and s2 >= -EPSILON:
+                    n_left += 1
+                elif s1 <= EPSILON and s2 <= EPSILON:
+                    n_right += 1
+                else:
+                    n_left += 1
+                    n_right += 1
+                hi = max(n_left, n_right)
+                lo = min(n_left, n_right)
+                if hi > best_hi or (hi == best_hi and lo >= best_lo):
+                    break  # counts only grow: this edge cannot beat the best one
+            hi = max(n_left, n_right)
+            lo = min(n_left, n_right)
+            if hi < best_hi or (hi == best_hi and lo < best_lo):
+                best_left = n_left
+                best_right = n_right
+                best = a
+
+        # Partition the other edges, cutting those that cross the split line.
+        need = pool_len + best_left + best_right
+        if need > pool.shape[0]:
+            pool = _grow_ints(pool, max(2 * pool.shape[0], need))
+        left_start = pool_len
+        right_start = pool_len + best_left
+        n_left = 0
+        n_right = 0
+        i1 = pool[start + best]
+        i2 = nxt[i1]
+        ax = points[i1, 0]
+        ay = points[i1, 1]
+        bx = points[i2, 0]
+        by = points[i2, 1]
+        for b in range(size):
+            if b == best:
+                continue
+            j1 = pool[start + b]
+            j2 = nxt[j1]
+            s1 = _left_of(ax, ay, bx, by, points[j1, 0], points[j1, 1])
+            s2 = _left_of(ax, ay, bx, by, points[j2, 0], points[j2, 1])
+            if s1 >= -EPSILON and s2 >= -EPSILON:
+                pool[left_start + n_left] = j1
+                n_left += 1
+            elif s1 <= EPSILON and s2 <= EPSILON:
+                pool[right_start + n_right] = j1
+                n_right += 1
+            else:
+                ex = bx - ax
+                ey = by - ay
+                t = ((ex * (points[j1, 1] - ay) - ey * (points[j1, 0] - ax))
+                     / (ex * (points[j1, 1] - points[j2, 1])
+                        - ey * (points[j1, 0] - points[j2, 0])))
+                if n_vertices == points.shape[0]:
+                    cap = 2 * n_vertices
+                    points = _grow_points(points, cap)
+                    directions = _grow_points(directions, cap)
+                    nxt = _grow_ints(nxt, cap)
+                    prv = _grow_ints(prv, cap)
+                    convex = _grow_flags(convex, cap)
+                    polygon = _grow_ints(polygon, cap)
+                k = n_vertices
+                n_vertices += 1
+                points[k, 0] = points[j1, 0] + t * (points[j2, 0] - points[j1, 0])
+                points[k, 1] = points[j1, 1] + t * (points[j2, 1] - points[j1, 1])
+                directions[k, 0] = directions[j1, 0]
+                directions[k, 1] = directions[j1, 1]
+                nxt[k] = j2
+                prv[k] = j1
+                convex[k] = True
+                polygon[k] = polygon[j1]
+                nxt[j1] = k
+                prv[j2] = k
+                if s1 > 0.0:
+                    pool[left_start + n_left] = j1
+                    pool[right_start + n_right] = k
+                else:
+                    pool[right_start + n_right] = j1
+                    pool[left_start + n_left] = k
+                n_left += 1
+                n_right += 1
+        tree_vertex[node] = i1
+        pool_len = need
+        if top + 2 > stack_start.shape[0]:
+            cap = 2 * stack_start.shape[0]
+            stack_start = _grow_ints(stack_start, cap)
+            stack_size = _grow_ints(stack_size, cap)
+            stack_parent = _grow_ints(stack_parent, cap)
+            stack_side = _grow_ints(stack_side, cap)
+        stack_start[top] = right_start
+        stack_size[top] = n_right
+        stack_parent[top] = node
+        stack_side[top] = 1
+        stack_start[top + 1] = left_start
+        stack_size[top + 1] = n_left
+        stack_parent[top + 1] = node
+        stack_side[top + 1] = 0
+        top += 2
+    return (points, directions, nxt, prv, convex, polygon, n_vertices,
+            tree_vertex, tree_left, tree_right, n_nodes)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def find_obstacle_neighbors(px, py, range_sq, points, nxt, tree_vertex, tree_left, tree_right,
+                            out_vertex, out_dist_sq, stack_node, stack_side):
+    """Edges within ``sqrt(range_sq)`` of ``(px, py)`` that face it, nearest first.
+
+    Writes edge indices and squared distances into ``out_vertex``/``out_dist_sq`` (capacity:
+    number of vertices) and returns their count.  Equal distances keep the order in which
+    RVO2's tree walk meets them (near side, then the node, then the far side).
+    ``stack_node``/``stack_side`` are scratch arrays of at least ``2 * len(tree) + 2``.
+    """
+    count = 0
+    if tree_vertex.shape[0] == 0:
+        return 0
+    # An entry with stack_side == NaN is "visit this subtree"; otherwise it is "after the
+    # near subtree of this node": stack_side holds the agent's signed side of the node.
+    stack_node[0] = 0
+    stack_side[0] = np.nan
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack_node[top]
+        side = stack_side[top]
+        if np.isnan(side):
+            if node == NONE:
+                continue
+            v1 = tree_vertex[node]
+            v2 = nxt[v1]
+            side = _left_of(points[v1, 0], points[v1, 1], points[v2, 0], points[v2, 1], px, py)
+            stack_node[top] = node
+            stack_side[top] = side
+            stack_node[top + 1] = tree_left[node] if side >= 0.0 else tree_right[node]
+            stack_side[top + 1] = np.nan
+            top += 2
+            continue
+        v1 = tree_vertex[node]
+        v2 = nxt[v1]
+        ex = points[v2, 0] - points[v1, 0]
+        ey = points[v2, 1] - points[v1, 1]
+        len_sq = ex * ex + ey * ey
+        if side * side / len_sq < range_sq:
+            if side < 0.0:
+                # The agent is on the right (outer) side of the edge: consider it.
+                r = ((px - points[v1, 0]) * ex + (py - points[v1, 1]) * ey) / len_sq
+                if r < 0.0:
+                    dx = px - points[v1, 0]
+                    dy = py - points[v1, 1]
+                elif r > 1.0:
+                    dx = px - points[v2, 0]
+                    dy = py - points[v2, 1]
+                else:
+                    dx = px - (points[v1, 0] + r * ex)
+                    dy = py - (points[v1, 1] + r * ey)
+                dist_sq = dx * dx + dy * dy
+                if dist_sq < range_sq:
+                    k = count
+                    count += 1
+                    while k > 0 and dist_sq < out_dist_sq[k - 1]:
+                        out_vertex[k] = out_vertex[k - 1]
+                        out_dist_sq[k] = out_dist_sq[k - 1]
+                        k -= 1
+                    out_vertex[k] = v1
+                    out_dist_sq[k] = dist_sq
+            stack_node[top] = tree_right[node] if side >= 0.0 else tree_left[node]
+            stack_side[top] = np.nan
+            top += 1
+    return count
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _visible(ax, ay, bx, by, radius, points, nxt, tree_vertex, tree_left, tree_right):
+    if tree_vertex.shape[0] == 0:
+        return True
+    stack = np.empty(2 * tree_vertex.shape[0] + 2, np.int64)
+    stack[0] = 0
+    top = 1
+    r_sq = radius * radius
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if node == NONE:
+            continue
+        v1 = tree_vertex[node]
+        v2 = nxt[v1]
+        x1 = points[v1, 0]
+        y1 = points[v1, 1]
+        x2 = points[v2, 0]
+        y2 = points[v2, 1]
+        q1 = _left_of(x1, y1, x2, y2, ax, ay)
+        q2 = _left_of(x1, y1, x2, y2, bx, by)
+        inv_len = 1.0 / ((x2 - x1) ** 2 + (y2 - y1) ** 2)
+        clear = q1 * q1 * inv_len >= r_sq and q2 * q2 * inv_len >= r_sq
+        if q1 >= 0.0 and q2 >= 0.0:
+            stack[top] = tree_left[node]
+            top += 1
+            if not clear:
+                stack[top] = tree_right[node]
+                top += 1
+        elif q1 <= 0.0 and q2 <= 0.0:
+            stack[top] = tree_right[node]
+            top += 1
+            if not clear:
+                stack[top] = tree_left[node]
+                top += 1
+        elif q1 >= 0.0 and q2 <= 0.0:
+            # Crossing from the left (inner) side to the right: edges are one-sided.
+            stack[top] = tree_left[node]
+            stack[top + 1] = tree_right[node]
+            top += 2
+        else:
+            p1 = _left_of(ax, ay, bx, by, x1, y1)
+            p2 = _left_of(ax, ay, bx, by, x2, y2)
+            inv_q = 1.0 / ((bx - ax) ** 2 + (by - ay) ** 2)
+            if not (p1 * p2 >= 0.0 and p1 * p1 * inv_q > r_sq and p2 * p2 * inv_q > r_sq):
+                return False
+            stack[top] = tree_left[node]
+            stack[top + 1] = tree_right[node]
+            top += 2
+    return True
+
+
+def query_visibility(obstacles: ObstacleSet, point1, point2, radius: float = 0.0) -> bool:
+    """Whether a disc of ``radius`` can move from ``point1`` to ``point2`` (RVO2 semantics)."""
+    a = as_position(point1, "point1")
+    b = as_position(point2, "point2")
+    radius = float(radius)
+    if not np.isfinite(radius) or radius < 0.0:
+        raise ValueError(f"visibility radius must be finite and >= 0, got {radius}")
+    return bool(_visible(a[0], a[1], b[0], b[1], radius, obstacles.points, obstacles.next_vertex,
+                         obstacles.tree_vertex, obstacles.tree_left, obstacles.tree_right))
