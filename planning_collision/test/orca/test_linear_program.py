@@ -1,0 +1,97 @@
+"""The 2-D linear programs, checked against brute force on random half-planes."""
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planning_collision.orca.linear_program import solve_incremental, solve_least_violation
+
+coord = st.floats(-3.0, 3.0, allow_nan=False)
+angle = st.floats(0.0, 2 * math.pi, allow_nan=False)
+line = st.tuples(coord, coord, angle)
+
+
+def _arrays(lines):
+    points = np.array([[x, y] for x, y, _ in lines], float).reshape(-1, 2)
+    dirs = np.array([[math.cos(a), math.sin(a)] for _, _, a in lines], float).reshape(-1, 2)
+    return points, dirs
+
+
+def _violation(points, dirs, v):
+    """How far ``v`` (K, 2) is on the forbidden (right) side of each line: (K, M)."""
+    rel = v[:, None, :] - points[None]
+    return -(dirs[None, :, 0] * rel[..., 1] - dirs[None, :, 1] * rel[..., 0])
+
+
+def _disc_samples(speed, count=20000, seed=0):
+    rng = np.random.default_rng(seed)
+    r = speed * np.sqrt(rng.random(count))
+    a = rng.random(count) * 2 * math.pi
+    return np.column_stack([r * np.cos(a), r * np.sin(a)])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(line, min_size=0, max_size=7), st.floats(0.5, 3.0), coord, coord)
+def test_incremental_program_is_feasible_and_optimal(lines, speed, ox, oy):
+    points, dirs = _arrays(lines)
+    fail, x, y = solve_incremental(points, dirs, len(lines), speed, ox, oy, False)
+    samples = _disc_samples(speed)
+    feasible = np.all(_violation(points, dirs, samples) <= -1e-7, axis=1)
+    if fail == len(lines):
+        result = np.array([[x, y]])
+        assert np.hypot(x, y) <= speed * (1 + 1e-12) + 1e-12
+        assert np.all(_violation(points, dirs, result) <= 1e-9)
+        # No sampled feasible velocity is closer to the target.
+        if feasible.any():
+            best = np.hypot(*(samples[feasible] - [ox, oy]).T).min()
+            assert np.hypot(x - ox, y - oy) <= best + 1e-9
+    else:
+        # Declared infeasible: no sampled velocity satisfies all lines (with margin).
+        assert not feasible.any()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(line, min_size=2, max_size=7), st.floats(0.5, 3.0), coord, coord)
+def test_least_violation_program_minimises_the_worst_violation(lines, speed, ox, oy):
+    points, dirs = _arrays(lines)
+    n = len(lines)
+    fail, x, y = solve_incremental(points, dirs, n, speed, ox, oy, False)
+    if fail == n:
+        return
+    x, y = solve_least_violation(points, dirs, n, 0, fail, speed, x, y, np.empty((n, 2)),
+                                 np.empty((n, 2)))
+    assert np.hypot(x, y) <= speed * (1 + 1e-9)
+    worst = _violation(points, dirs, np.array([[x, y]])).max()
+    sampled = _violation(points, dirs, _disc_samples(speed)).max(axis=1).min()
+    assert worst <= sampled + 1e-6
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(line, min_size=1, max_size=3), st.lists(line, min_size=1, max_size=5),
+       st.floats(0.5, 3.0))
+def test_least_violation_program_keeps_hard_lines(hard, soft, speed):
+    # Hard lines through points near the origin with the origin allowed stay satisfiable.
+    hard = [(0.2 * x / 3, 0.2 * y / 3, a) for x, y, a in hard]
+    points, dirs = _arrays(hard + soft)
+    zero_ok = np.all(_violation(points[:len(hard)], dirs[:len(hard)], np.zeros((1, 2))) < 0)
+    n = len(hard) + len(soft)
+    fail, x, y = solve_incremental(points, dirs, n, speed, 0.0, 0.0, False)
+    if fail == n or not zero_ok:
+        return
+    x, y = solve_least_violation(points, dirs, n, len(hard), fail, speed, x, y,
+                                 np.empty((n, 2)), np.empty((n, 2)))
+    assert np.all(_violation(points[:len(hard)], dirs[:len(hard)], np.array([[x, y]])) <= 1e-9)
+
+
+def test_parallel_opposite_lines_are_infeasible():
+    points = np.array([[0.0, 1.0], [0.0, -1.0]])
+    dirs = np.array([[1.0, 0.0], [-1.0, 0.0]])  # y >= 1 and y <= -1
+    fail, _, _ = solve_incremental(points, dirs, 2, 5.0, 0.0, 0.0, False)
+    assert fail == 1
+
+
+def test_speed_disc_clamps_the_target():
+    fail, x, y = solve_incremental(np.zeros((0, 2)), np.zeros((0, 2)), 0, 2.0, 3.0, 4.0, False)
+    assert fail == 0 and np.allclose([x, y], [1.2, 1.6])
