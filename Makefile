@@ -22,7 +22,7 @@ export ROS_DOMAIN_ID ?= $(shell $(PYTHON) -c 'import os; print(1 + os.getpid() %
 
 .PHONY: setup test lint demo bench colcon clean
 
-setup: $(VENV)/.stamp-package
+setup: $(VENV)/.stamp-kernels
 
 $(VENV)/.stamp-venv:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,13 @@ $(VENV)/.stamp-package: $(VENV)/.stamp-interfaces planning_collision/setup.py pl
 		--config-settings editable_mode=compat
 	touch $@
 
+# Compile the numba kernels once, so no test, demo or node start waits for the compiler.
+KERNEL_SOURCES := $(wildcard planning_collision/planning_collision/geometry/*.py \
+	planning_collision/planning_collision/grid/*.py planning_collision/planning_collision/orca/*.py)
+$(VENV)/.stamp-kernels: $(VENV)/.stamp-package $(KERNEL_SOURCES)
+	$(PY) -m planning_collision.warmup
+	touch $@
+
 test: setup
 	$(VENV)/bin/pytest planning_collision/test
 
@@ -53,7 +60,7 @@ lint: setup
 demo: setup
 	$(PY) -m planning_collision.demo
 
-$(VENV)/.stamp-bench: $(VENV)/.stamp-package requirements/bench.txt
+$(VENV)/.stamp-bench: $(VENV)/.stamp-kernels requirements/bench.txt
 	$(PIP) install -q -c $(CONSTRAINTS) -r requirements/bench.txt
 	touch $@
 
