@@ -182,6 +182,9 @@ class CollisionServer(Node):
 
         inputs = MutuallyExclusiveCallbackGroup()
         queries = ReentrantCallbackGroup()
+        # Queries run on the spinning thread (no hand-off to a worker: ~0.3 ms less per call);
+        # map and obstacle updates run on the executor's worker threads (see ros/run.py).
+        self.inline_callback_groups = (queries,)
 
         def qos(latched: bool) -> QoSProfile:
             return QoSProfile(
