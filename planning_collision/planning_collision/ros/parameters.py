@@ -22,9 +22,13 @@ class Param:
     default: object
     description: str
     choices: tuple[str, ...] = ()
+    # Needed only when the default cannot tell the type, e.g. an empty list of strings.
+    type_hint: Parameter.Type | None = None
 
     @property
     def type(self) -> Parameter.Type:
+        if self.type_hint is not None:
+            return self.type_hint
         return Parameter.Type.from_parameter_value(self.default)
 
 
@@ -42,8 +46,13 @@ def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
             read_only=True,
             type=spec.type.value,
         )
-        parameter = node.declare_parameter(spec.name, spec.default, descriptor)
+        # An empty list says nothing about its element type: declare by type instead (an
+        # unset parameter, or an empty YAML list, then reads as None and means the default).
+        initial = spec.type if spec.default == [] else spec.default
+        parameter = node.declare_parameter(spec.name, initial, descriptor)
         value = parameter.value
+        if value is None:
+            value = list(spec.default) if isinstance(spec.default, list) else spec.default
         if spec.choices and value not in spec.choices:
             raise ParameterError(
                 f"parameter {spec.name!r} is {value!r}; expected one of {', '.join(spec.choices)}"
