@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numpy as np
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
@@ -45,4 +48,40 @@ def delete_all(frame_id: str, stamp, ns: str = "") -> Marker:
     m = Marker(action=Marker.DELETEALL, ns=ns)
     m.header.frame_id = frame_id
     m.header.stamp = stamp
+    return m
+
+
+def rgba(color: ColorRGBA) -> tuple[float, float, float, float]:
+    return (color.r, color.g, color.b, color.a)
+
+
+class MarkerData(NamedTuple):
+    """The fields of a Marker that vary, as plain values: cheap to build in bulk, and either
+    turned into a message (:func:`marker_from_data`) or serialized directly
+    (:func:`planning_collision.ros.cdr.encode_marker_array`). Other fields keep their
+    defaults; the frame and stamp are the array's."""
+
+    ns: str
+    id: int
+    type: int
+    action: int = Marker.ADD
+    pose: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)  # x, y, z, qx, qy, qz, qw
+    scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    color: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
+    lifetime: float = 0.0
+    points: np.ndarray | None = None  # (K, 3)
+
+
+def marker_from_data(frame_id: str, stamp, data: MarkerData) -> Marker:
+    m = Marker(ns=data.ns, id=data.id, type=data.type, action=data.action,
+               lifetime=duration(data.lifetime))
+    m.header.frame_id = frame_id
+    m.header.stamp = stamp
+    p = m.pose
+    (p.position.x, p.position.y, p.position.z, p.orientation.x, p.orientation.y,
+     p.orientation.z, p.orientation.w) = data.pose
+    m.scale.x, m.scale.y, m.scale.z = data.scale
+    m.color = ColorRGBA(r=data.color[0], g=data.color[1], b=data.color[2], a=data.color[3])
+    if data.points is not None:
+        m.points = [Point(x=x, y=y, z=z) for x, y, z in data.points.tolist()]
     return m
