@@ -32,6 +32,7 @@ setup(
             "collision_server = planning_collision.ros.collision_server:main",
             "fleet_sim = planning_collision.ros.fleet_sim:main",
             "map_publisher = planning_collision.ros.map_publisher:main",
+            "orca_node = planning_collision.ros.orca_node:main",
         ],
     },
 )

@@ -1,0 +1,43 @@
+"""Start orca_node with its YAML defaults and your fleet's parameters.
+
+    ros2 launch planning_collision orca.launch.py params_file:=/path/to/my_fleet.yaml
+    ros2 launch planning_collision orca.launch.py params_file:=/path/to/robot3.yaml \
+        node_name:=orca_robot3
+
+config/orca.yaml holds every node-wide default; params_file (applied after it) names the
+agents and observed agents and sets the per-agent parameters (<name>.odom_origin, ...): see
+config/demo_orca.yaml for a fleet. For one node per robot, give each its own node_name (and a
+params file whose section matches it, or the /** wildcard).
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+
+def generate_launch_description():
+    share = get_package_share_directory("planning_collision")
+    defaults = os.path.join(share, "config", "orca.yaml")
+    return LaunchDescription([
+        DeclareLaunchArgument("namespace", default_value="",
+                              description="Namespace of the node; agents' topics are relative "
+                                          "to it"),
+        DeclareLaunchArgument("node_name", default_value="orca_node",
+                              description="Name of the node (one per robot: make it unique)"),
+        DeclareLaunchArgument("params_file", default_value=defaults,
+                              description="orca_node parameters: agents, observed, per-agent "
+                                          "settings, overrides of config/orca.yaml"),
+        Node(
+            package="planning_collision",
+            executable="orca_node",
+            name=LaunchConfiguration("node_name"),
+            namespace=LaunchConfiguration("namespace"),
+            parameters=[defaults, LaunchConfiguration("params_file")],
+            output="screen",
+            emulate_tty=True,
+        ),
+    ])

@@ -1,0 +1,116 @@
+"""RViz markers of one ORCA control step: per agent its disc, its preferred and chosen
+velocities, and its half-planes in velocity space.
+
+Velocity space is drawn at the agent's position, 1 m per m/s: the arrows end where the
+velocity vector ends, and each half-plane (a line through ``point`` along ``direction``,
+permitted velocities on its left) is drawn as a segment of that line with a shaded band on
+its permitted side. Each agent's markers share one namespace, the agent's name, so RViz can
+show or hide them agent by agent:
+
+====  ==============  =========================================================
+ id    type            what
+====  ==============  =========================================================
+ 0     CYLINDER        the agent's disc (blue; red when infeasible; grey when inactive)
+ 1     ARROW           preferred velocity (green)
+ 2     ARROW           chosen ORCA velocity (orange)
+ 3     LINE_LIST       the half-planes, one segment each
+ 4     TRIANGLE_LIST   their permitted sides, two triangles each
+====  ==============  =========================================================
+
+Markers with nothing to show (no half-planes, a zero velocity, an agent without odometry)
+are sent as DELETE, so RViz never keeps a stale one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from visualization_msgs.msg import Marker
+
+from .markers import BLUE, GREEN, GREY, ORANGE, RED, MarkerData, rgba
+
+DISC, PREFERRED, CHOSEN, LINES, SIDES = range(5)
+DISC_HEIGHT = 0.05
+LINE_WIDTH = 0.02
+ARROW_WIDTH = 0.04
+Z = 0.12  # above the discs
+SIDE_COLOR = (GREEN.r, GREEN.g, GREEN.b, 0.25)
+LINE_COLOR = rgba(GREY)
+
+
+def _lifted(xy: np.ndarray, z: float) -> np.ndarray:
+    out = np.empty((xy.shape[0], 3))
+    out[:, :2] = xy
+    out[:, 2] = z
+    return out
+
+
+_DISC_COLORS = {False: rgba(BLUE), True: rgba(RED)}
+_INACTIVE = rgba(GREY)
+_ARROWS = ((PREFERRED, rgba(GREEN)), (CHOSEN, rgba(ORANGE)))
+_ARROW_SCALE = (ARROW_WIDTH, 2.0 * ARROW_WIDTH, 3.0 * ARROW_WIDTH)
+_LINE_SCALE = (LINE_WIDTH, LINE_WIDTH, LINE_WIDTH)
+
+
+def step_markers(names, known, active, infeasible, positions, radii, max_speeds, preferred,
+                 chosen, line_offsets, line_points, line_directions,
+                 lifetime: float) -> list[MarkerData]:
+    """Markers of every agent. Agent i's half-planes are rows ``line_offsets[i]`` to
+    ``line_offsets[i + 1]`` of ``line_points`` and ``line_directions`` (velocity space);
+    ``line_offsets`` None: no half-planes drawn.
+
+    ``known`` agents have a position (their disc is drawn), ``active`` ones also velocities
+    and half-planes.
+    """
+    k = len(names)
+    xy = np.asarray(positions, dtype=np.float64)[:k]
+    arrows = np.empty((k, 2, 2, 3))  # agent, preferred / chosen, start / end, xyz
+    arrows[:, :, 0, :2] = xy[:, None, :]
+    arrows[:, 0, 1, :2] = xy + preferred
+    arrows[:, 1, 1, :2] = xy + chosen
+    arrows[..., 2] = Z
+    speeds = np.hypot(np.stack([preferred, chosen], axis=1)[..., 0],
+                      np.stack([preferred, chosen], axis=1)[..., 1])
+    segments = triangles = None
+    if line_offsets is not None and line_offsets[-1] > 0:
+        owner = np.repeat(np.arange(k), np.diff(line_offsets))
+        extent = np.maximum(np.asarray(max_speeds, dtype=np.float64)[owner], 0.5)[:, None]
+        along = np.einsum("ij,ij->i", line_points, line_directions)[:, None]
+        foot = line_points - along * line_directions + xy[owner]
+        a = foot - extent * line_directions
+        b = foot + extent * line_directions
+        left = np.column_stack([-line_directions[:, 1], line_directions[:, 0]]) * 0.15 * extent
+        segments = _lifted(np.stack([a, b], axis=1).reshape(-1, 2), Z)
+        triangles = _lifted(np.stack([a, b, b + left, a, b + left, a + left],
+                                     axis=1).reshape(-1, 2), Z - 0.01)
+    positions_list = xy.tolist()
+    out: list[MarkerData] = []
+    for i, ns in enumerate(names):
+        if not known[i]:
+            out += [MarkerData(ns, m, Marker.ARROW, Marker.DELETE) for m in range(5)]
+            continue
+        x, y = positions_list[i]
+        diameter = 2.0 * float(radii[i])
+        out.append(MarkerData(ns, DISC, Marker.CYLINDER,
+                              pose=(x, y, 0.5 * DISC_HEIGHT, 0.0, 0.0, 0.0, 1.0),
+                              scale=(diameter, diameter, DISC_HEIGHT),
+                              color=(_DISC_COLORS[bool(infeasible[i])] if active[i]
+                                     else _INACTIVE),
+                              lifetime=lifetime))
+        for which, (marker_id, color) in enumerate(_ARROWS):
+            if active[i] and speeds[i, which] > 1e-6:
+                out.append(MarkerData(ns, marker_id, Marker.ARROW, scale=_ARROW_SCALE,
+                                      color=color, lifetime=lifetime, points=arrows[i, which]))
+            else:
+                out.append(MarkerData(ns, marker_id, Marker.ARROW, Marker.DELETE))
+        lo = hi = 0
+        if segments is not None and active[i]:
+            lo, hi = int(line_offsets[i]), int(line_offsets[i + 1])
+        if hi == lo:
+            out += [MarkerData(ns, m, Marker.LINE_LIST, Marker.DELETE) for m in (LINES, SIDES)]
+            continue
+        out.append(MarkerData(ns, LINES, Marker.LINE_LIST, scale=_LINE_SCALE,
+                              color=LINE_COLOR, lifetime=lifetime,
+                              points=segments[2 * lo:2 * hi]))
+        out.append(MarkerData(ns, SIDES, Marker.TRIANGLE_LIST, color=SIDE_COLOR,
+                              lifetime=lifetime, points=triangles[6 * lo:6 * hi]))
+    return out

@@ -1,0 +1,561 @@
+"""orca_node as real processes over DDS on loopback.
+
+Two deployments drive the same 4-robot crossing (two holonomic robots, two unicycles, a concave
+obstacle) in fleet_sim: one orca_node for the fleet, and one orca_node per robot that watches
+the others. Around them, orca_nodes fed with odometry by the test check one behaviour each:
+Twist output, stale odometry stopping a robot, NaN odometry dropped, an observed person avoided
+and then forgotten, map obstacles, and the cmd_vel_nav input mode. All processes start
+together, once for the module.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import time
+from collections import defaultdict
+
+import numpy as np
+import pytest
+import yaml
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import Point, PoseStamped, Twist, TwistStamped
+from nav_msgs.msg import OccupancyGrid, Odometry
+from rclpy.serialization import serialize_message
+from visualization_msgs.msg import Marker, MarkerArray
+
+from planning_collision import orca
+from planning_collision.processes import RosProcess, config_file, node_command
+from planning_collision.ros import cdr
+from planning_collision.ros.conversions import quaternion_from_yaw
+from planning_collision.ros.map_publisher import obstacle_array_msg
+from planning_collision.ros.orca_node import PARAMETERS
+from planning_collision.ros.orca_obstacles import obstacle_array_polygons, signed_area
+from planning_collision.scenario import load_scenario, parse_scenario
+from planning_collision_interfaces.msg import Obstacle, ObstacleArray, OrcaStatus, Shape
+
+ORCA = "planning_collision.ros.orca_node"
+FLEET_SIM = "planning_collision.ros.fleet_sim"
+
+# Four robots on a circle swap sides through the middle, past a concave (L-shaped) obstacle.
+CROSSING_ROBOTS = [
+    {"name": f"r{k + 1}", "start": [2.0 * math.cos(a), 2.0 * math.sin(a), a + math.pi],
+     "goal": [-2.0 * math.cos(a), -2.0 * math.sin(a)], "drive": drive}
+    for k, (a, drive) in enumerate([(0.0, "holonomic"), (math.pi / 2, "unicycle"),
+                                    (math.pi, "holonomic"), (3 * math.pi / 2, "unicycle")])]
+CROSSING = {
+    "timeout": 60.0,
+    "obstacles": [{"id": "ell", "polygon": [[0.6, 0.6], [1.5, 0.6], [1.5, 0.8], [0.8, 0.8],
+                                            [0.8, 1.5], [0.6, 1.5]]}],
+    "robot_defaults": {"radius": 0.25, "max_speed": 0.6},
+    "robots": CROSSING_ROBOTS,
+}
+NAMES = [r["name"] for r in CROSSING_ROBOTS]
+UNICYCLE_LIMITS = orca.DiffDriveLimits(0.6, 2.0, 0.4, 0.05)  # orca.yaml's, max_speed 0.6
+
+# The test-fed nodes: agent -> goal. Far apart, so that they never see each other.
+LAB_GOALS = {"avoider": [5.0, 0.0], "stale": [5.0, 5.0], "nanbot": [5.0, -5.0],
+             "mapper": [5.0, 10.0]}
+LAB_STARTS = {"avoider": (0.0, 0.0), "stale": (0.0, 5.0), "nanbot": (0.0, -5.0),
+              "mapper": (0.0, 10.0)}
+
+
+def values_of(status) -> dict[str, str]:
+    return {kv.key: kv.value for kv in status.values}
+
+
+def odometry(name: str, x: float, y: float, yaw: float = 0.0, vx: float = 0.0,
+             frame: str = "map") -> Odometry:
+    msg = Odometry()
+    msg.header.frame_id, msg.child_frame_id = frame, f"{name}/base_link"
+    msg.pose.pose.position.x, msg.pose.pose.position.y = x, y
+    msg.pose.pose.orientation = quaternion_from_yaw(yaw)
+    msg.twist.twist.linear.x = vx
+    return msg
+
+
+class Watch:
+    """Everything one namespace's nodes publish that the tests look at."""
+
+    def __init__(self, client, ns: str, cmd_names=(), stamped: bool = True, depth: int = 2):
+        """``depth``: status and marker messages kept by DDS until the test takes them; 2 keeps
+        a busy test process looking at the latest step rather than at a backlog."""
+        self.client, self.ns = client, ns
+        self.status: list[OrcaStatus] = []
+        self.fleet: list[DiagnosticArray] = []
+        self.markers: list[MarkerArray] = []
+        self.cmd: dict[str, list] = {name: [] for name in cmd_names}
+        node = client.node
+        node.create_subscription(OrcaStatus, f"/{ns}/orca/status", self.status.append, depth)
+        node.create_subscription(DiagnosticArray, f"/{ns}/fleet_sim/status", self.fleet.append,
+                                 10)
+        node.create_subscription(MarkerArray, f"/{ns}/orca/markers", self.markers.append,
+                                 depth)
+        for name in cmd_names:
+            node.create_subscription(TwistStamped if stamped else Twist,
+                                     f"/{ns}/{name}/cmd_vel", self.cmd[name].append, 2)
+
+    def agent(self, name: str):
+        """The latest status of agent ``name`` (None before any)."""
+        for msg in reversed(self.status):
+            for agent in msg.agents:
+                if agent.name == name:
+                    return agent
+        return None
+
+    def until(self, predicate, timeout: float, what: str, agent: str | None = None):
+        """Spin until ``predicate()`` holds; fail naming ``what`` (and showing ``agent``'s
+        latest status) otherwise."""
+        assert self.client.spin_until(predicate, timeout), \
+            f"{self.ns}: {what}" + (f"; {agent}: {self.agent(agent)}" if agent else "")
+
+    def fleet_values(self) -> dict[str, str]:
+        if not self.fleet:
+            return {}
+        return values_of(next(s for s in self.fleet[-1].status if s.hardware_id == "fleet"))
+
+
+class Feeder:
+    """Publishes odometry for test-driven agents at 20 Hz while the client spins."""
+
+    def __init__(self, client, ns: str, names):
+        self.poses: dict[str, tuple] = {}
+        self.pubs = {name: client.node.create_publisher(Odometry, f"/{ns}/{name}/odom", 10)
+                     for name in names}
+        client.node.create_timer(0.05, self._publish)
+
+    def _publish(self) -> None:
+        for name, pose in list(self.poses.items()):
+            self.pubs[name].publish(odometry(name, *pose))
+
+
+def crossing_parameters(robots, odom_at_start: bool) -> dict:
+    out = {}
+    for r in robots:
+        out[f"{r['name']}.holonomic"] = r["drive"] == "holonomic"
+        if odom_at_start:
+            out[f"{r['name']}.odom_origin"] = [float(v) for v in r["start"]]
+    return out
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, domain_id, client_factory, latched_qos):
+    procs: dict[str, RosProcess] = {}
+    try:
+        yield start_world(tmp_path_factory.mktemp("orca_node"), procs, domain_id,
+                          client_factory, latched_qos)
+    finally:  # also when start-up failed: no node outlives the module
+        for proc in procs.values():
+            proc.send_signal(signal.SIGINT)  # all at once: they stop in parallel
+        for proc in procs.values():
+            proc.stop()
+
+
+def start_world(tmp, procs, domain_id, client_factory, latched_qos) -> dict:
+    """Start every process of the module (into ``procs``), wait until all report."""
+    scenario = tmp / "crossing.yaml"
+    scenario.write_text(yaml.safe_dump(CROSSING))
+    sim_params = [config_file("fleet_sim.yaml")]
+    orca_params = [config_file("orca.yaml")]
+
+    def start(key, command):
+        procs[key] = RosProcess(key, command, domain_id)
+
+    # One orca_node for the fleet; odometry in per-robot frames that start at the start poses.
+    start("fleet_sim", node_command(FLEET_SIM, sim_params, {"scenario": str(scenario)},
+                                    namespace="fleet"))
+    start("fleet_orca", node_command(ORCA, orca_params, {
+        "agents": NAMES, "publish_orca_lines": True,
+        **crossing_parameters(CROSSING_ROBOTS, odom_at_start=True)}, namespace="fleet"))
+    # One orca_node per robot, goals from parameters; odometry in the global frame.
+    start("per_sim", node_command(FLEET_SIM, sim_params, {
+        "scenario": str(scenario), "odom_frames_at_start": False, "publish_markers": False},
+        namespace="per"))
+    for r in CROSSING_ROBOTS:
+        name, others = r["name"], [n for n in NAMES if n != r["name"]]
+        start(f"orca_{name}", node_command(ORCA, orca_params, {
+            "agents": [name], "observed": others, f"{name}.goal": r["goal"],
+            f"{name}.holonomic": r["drive"] == "holonomic", "publish_markers": False,
+            **{f"{o}.responsibility": 0.5 for o in others}},
+            node_name=f"orca_{name}", namespace="per"))
+    # Test-fed: Twist output, map obstacles, an observed person.
+    start("lab", node_command(ORCA, orca_params, {
+        "agents": list(LAB_GOALS), "observed": ["person"], "stamped_cmd_vel": False,
+        "use_map_obstacles": True, "publish_markers": False,
+        **{f"{name}.goal": goal for name, goal in LAB_GOALS.items()}}, namespace="lab"))
+    # Test-fed: the navigation stack's command as the preferred velocity.
+    start("lab2", node_command(ORCA, orca_params, {
+        "agents": ["nav", "blocker"], "preferred_velocity_source": "cmd_vel",
+        "publish_markers": False}, namespace="lab2"))
+
+    client = client_factory("orca_node_tests")
+    node = client.node
+    obstacles = obstacle_array_msg(parse_scenario(CROSSING), "map",
+                                   node.get_clock().now().to_msg())
+    latched = []
+    for ns in ("fleet", "per"):
+        publisher = node.create_publisher(ObstacleArray, f"/{ns}/obstacles", latched_qos)
+        publisher.publish(obstacles)
+        latched.append(publisher)
+    watches = {
+        "fleet": Watch(client, "fleet", NAMES, depth=50),  # every step, for the markers
+        "per": Watch(client, "per", depth=8),  # four nodes publish here
+        "lab": Watch(client, "lab", list(LAB_GOALS), stamped=False),
+        "lab2": Watch(client, "lab2", ["nav"]),
+    }
+    feeders = {"lab": Feeder(client, "lab", list(LAB_GOALS) + ["person"]),
+               "lab2": Feeder(client, "lab2", ["nav", "blocker"])}
+    deadline = time.monotonic() + 120.0
+    while not (watches["fleet"].status and watches["lab"].status and watches["lab2"].status
+               and len({a.name for m in watches["per"].status for a in m.agents}) == 4
+               and watches["fleet"].fleet_values()):
+        dead = [key for key, proc in procs.items() if not proc.running()]
+        assert not dead, f"{dead} exited: " + "\n".join(procs[dead[0]].lines[-20:])
+        assert time.monotonic() < deadline, "the nodes did not come up within 120 s"
+        client.spin_for(0.1)
+    return {"procs": procs, "client": client, "watch": watches, "feed": feeders,
+            "latched": latched, "latched_qos": latched_qos, "goals_sent": False}
+
+
+def wait_for_line(world, proc: RosProcess, text: str, timeout: float = 5.0) -> None:
+    """Wait for a log line while spinning (the feeders keep publishing odometry)."""
+    assert world["client"].spin_until(
+        lambda: any(text in line for line in list(proc.lines)), timeout), \
+        f"no line {text!r} from {proc.name}"
+
+
+def publish_until_line(world, publisher, msg, proc: RosProcess, text: str,
+                       timeout: float = 10.0) -> None:
+    """Publish ``msg`` every 0.2 s until ``proc`` logs ``text``: the first messages of a new
+    publisher may go out before the subscriber has matched it."""
+    deadline = time.monotonic() + timeout
+    while not any(text in line for line in list(proc.lines)):
+        assert time.monotonic() < deadline, f"no line {text!r} from {proc.name}"
+        publisher.publish(msg)
+        world["client"].spin_for(0.2)
+
+
+def send_fleet_goals(world) -> None:
+    """Goals for the fleet-wide deployment on <robot>/goal_pose (once per module)."""
+    if world["goals_sent"]:
+        return
+    client = world["client"]
+    pubs = {name: client.node.create_publisher(PoseStamped, f"/fleet/{name}/goal_pose", 10)
+            for name in NAMES}
+    assert client.spin_until(lambda: all(p.get_subscription_count() for p in pubs.values()),
+                             20.0)
+    for r in CROSSING_ROBOTS:
+        goal = PoseStamped()
+        goal.header.frame_id = "map"
+        goal.pose.position.x, goal.pose.position.y = r["goal"]
+        goal.pose.orientation.w = 1.0
+        pubs[r["name"]].publish(goal)
+    world["goals_sent"] = True
+
+
+def arrived_without_collision(watch: Watch) -> bool:
+    values = watch.fleet_values()
+    return values.get("all_arrived") == "true" or values.get("collisions", "0") != "0"
+
+
+# ---------------------------------------------------------------------- the two deployments
+def test_fleet_wide_and_per_robot_deployments_cross_without_collision(world):
+    send_fleet_goals(world)
+    fleet, per = world["watch"]["fleet"], world["watch"]["per"]
+    fleet.until(lambda: arrived_without_collision(fleet) and arrived_without_collision(per),
+                60.0, f"robots did not all arrive within 60 s: {fleet.fleet_values()}, "
+                      f"{per.fleet_values()}")
+    for watch in (fleet, per):
+        values = watch.fleet_values()
+        assert values["collisions"] == "0", (watch.ns, values["collision_pairs"])
+        assert values["orca_arrived"] == "4" and float(values["min_separation"]) > 0.0
+    # Each per-robot node reports its own robot only; the fleet node all four.
+    per_nodes = {tuple(a.name for a in m.agents) for m in per.status}
+    assert per_nodes == {(name,) for name in NAMES}
+    assert [a.name for a in fleet.status[-1].agents] == NAMES
+    # The concave obstacle was in the problem: some robot got half-planes from its edges.
+    assert max(a.obstacle_neighbors for m in fleet.status for a in m.agents) > 0
+    # TwistStamped in each robot's body frame (the odometry's child frame) reached fleet_sim.
+    commands = fleet.cmd["r1"]
+    assert commands and commands[-1].header.frame_id == "r1/base_link"
+    assert max(c.twist.linear.x for c in commands) > 0.3
+    # At the goal the preferred velocity and the command are zero (no creeping).
+    fleet.until(lambda: fleet.agent("r1").distance_to_goal <= 0.1, 5.0, "r1 short of its goal")
+    fleet.client.spin_for(0.2)
+    final = fleet.agent("r1")
+    assert (final.velocity.x, final.velocity.y) == (0.0, 0.0)
+
+
+def test_markers_draw_one_half_plane_per_line_of_the_status(world):
+    send_fleet_goals(world)
+    fleet = world["watch"]["fleet"]
+    holonomic = {r["name"]: r["drive"] == "holonomic" for r in CROSSING_ROBOTS}
+    trackable = len(orca.trackable_polygon(UNICYCLE_LIMITS))
+
+    def matched_steps():
+        by_stamp = defaultdict(list)
+        for array in list(fleet.markers):
+            for m in array.markers:
+                by_stamp[(m.header.stamp.sec, m.header.stamp.nanosec)].append(m)
+        out = []
+        for status in list(fleet.status):
+            key = (status.header.stamp.sec, status.header.stamp.nanosec)
+            if key in by_stamp and any(a.agent_neighbors for a in status.agents):
+                out.append((status, by_stamp[key]))
+        return out
+
+    fleet.until(lambda: len(matched_steps()) >= 5, 60.0,
+                "no markers of a step in which robots saw each other")
+    for status, drawn in matched_steps():
+        assert {m.ns for m in drawn} == set(NAMES)  # one namespace per agent
+        for agent in status.agents:
+            mine = {m.id: m for m in drawn if m.ns == agent.name}
+            assert mine[0].type == Marker.CYLINDER
+            assert mine[0].header.frame_id == "map"
+            total = len(agent.orca_line_points)
+            if not agent.agent_neighbors + agent.obstacle_neighbors:
+                expected = 0
+            else:
+                # Drawn: every half-plane but a unicycle's trackable-velocity polygon.
+                expected = total - (0 if holonomic[agent.name] else trackable)
+            if expected == 0:
+                assert mine[3].action == Marker.DELETE and mine[4].action == Marker.DELETE
+                continue
+            lines, sides = mine[3], mine[4]
+            assert (lines.type, sides.type) == (Marker.LINE_LIST, Marker.TRIANGLE_LIST)
+            assert len(lines.points) == 2 * expected
+            assert len(sides.points) == 6 * expected
+            assert expected >= agent.agent_neighbors + agent.obstacle_neighbors
+            # Each segment lies on a half-plane's line, shifted to the robot's position.
+            x, y = mine[0].pose.position.x, mine[0].pose.position.y
+            hard = total - agent.agent_neighbors
+            for k in range(agent.agent_neighbors):
+                p = agent.orca_line_points[hard + k]
+                d = agent.orca_line_directions[hard + k]
+                a, b = lines.points[2 * (expected - agent.agent_neighbors + k)], \
+                    lines.points[2 * (expected - agent.agent_neighbors + k) + 1]
+                for end in (a, b):
+                    off = (end.x - x - p.x) * d.y - (end.y - y - p.y) * d.x
+                    assert abs(off) < 1e-9
+            chosen = mine.get(2)
+            if chosen is not None and chosen.action == Marker.ADD:
+                assert chosen.points[1].x - chosen.points[0].x == pytest.approx(agent.velocity.x)
+
+
+# ---------------------------------------------------------------------- test-fed nodes
+def feed_lab(world, names) -> None:
+    feeder = world["feed"]["lab"]
+    for name in names:
+        feeder.poses[name] = (*LAB_STARTS[name], 0.0)
+
+
+def test_twist_output_and_stale_odometry_stop_a_robot(world):
+    lab, proc = world["watch"]["lab"], world["procs"]["lab"]
+    feed_lab(world, ["stale"])
+    lab.until(lambda: lab.cmd["stale"] and lab.cmd["stale"][-1].linear.x > 0.4, 10.0,
+              "stale was never commanded towards its goal")
+    assert isinstance(lab.cmd["stale"][-1], Twist)  # stamped_cmd_vel false
+    assert lab.cmd["stale"][-1].linear.x == pytest.approx(0.5)  # pref_speed, goal ahead
+    del world["feed"]["lab"].poses["stale"]
+    stopped_at = time.monotonic()
+    lab.until(lambda: lab.cmd["stale"][-1].linear.x == 0.0, 5.0, "stale was not stopped")
+    assert 0.3 < time.monotonic() - stopped_at < 1.5  # odom_timeout 0.5 s
+    lab.until(lambda: lab.agent("stale").active is False, 2.0, "stale still active")
+    wait_for_line(world, proc, "stale: odometry older than 0.5 s, commanding zero velocity")
+    # Fresh odometry brings it back.
+    feed_lab(world, ["stale"])
+    lab.until(lambda: lab.cmd["stale"][-1].linear.x > 0.4, 5.0, "stale did not resume")
+
+
+def test_nan_odometry_and_bad_messages_are_dropped_and_the_node_keeps_running(world):
+    lab, proc, client = world["watch"]["lab"], world["procs"]["lab"], world["client"]
+    feed_lab(world, ["nanbot"])
+    lab.until(lambda: lab.agent("nanbot") is not None and lab.agent("nanbot").active, 10.0,
+              "nanbot never became active")
+    bad = client.node.create_publisher(Odometry, "/lab/nanbot/odom", 10)
+    for x, vx in ((math.nan, 0.0), (0.0, math.inf), (-math.inf, math.nan)):
+        publish_until_line(world, bad, odometry("nanbot", x, -5.0, vx=vx), proc,
+                           "nanbot: odometry with NaN or inf dropped")
+    goal = client.node.create_publisher(PoseStamped, "/lab/nanbot/goal_pose", 10)
+    nan_goal = PoseStamped()
+    nan_goal.header.frame_id = "map"
+    nan_goal.pose.position.x = math.nan
+    publish_until_line(world, goal, nan_goal, proc,
+                       "nanbot: goal ignored: pose contains NaN or inf")
+    other_frame = PoseStamped()
+    other_frame.header.frame_id = "odom"
+    other_frame.pose.orientation.w = 1.0
+    publish_until_line(world, goal, other_frame, proc, "goal in frame 'odom' ignored")
+    obstacles = client.node.create_publisher(ObstacleArray, "/lab/obstacles",
+                                             world["latched_qos"])
+    broken = ObstacleArray(obstacles=[
+        Obstacle(id="bowtie", type=Obstacle.TYPE_POLYGON,
+                 polygon=[Point(x=0.0, y=0.0), Point(x=1.0, y=1.0), Point(x=1.0, y=0.0),
+                          Point(x=0.0, y=1.0)]),
+        Obstacle(id="odd", type=7)])
+    broken.header.frame_id = "map"
+    obstacles.publish(broken)
+    wait_for_line(world, proc, "obstacle 'bowtie'")
+    wait_for_line(world, proc, "obstacle 'odd'")
+    # Still running, nanbot still driven by its last good odometry towards its first goal.
+    mark = len(lab.status)
+    lab.until(lambda: len(lab.status) > mark + 10, 5.0, "no status after the bad messages")
+    agent = lab.agent("nanbot")
+    assert proc.running() and agent.active
+    assert agent.preferred_velocity.x == pytest.approx(0.5)
+    assert all(math.isfinite(c.linear.x) for c in lab.cmd["nanbot"])
+
+
+def test_an_observed_agent_is_avoided_then_forgotten(world):
+    lab, proc = world["watch"]["lab"], world["procs"]["lab"]
+    feeder = world["feed"]["lab"]
+    feed_lab(world, ["avoider"])
+    feeder.poses["person"] = (0.9, 0.0, math.pi, 0.3)  # walking at avoider, 0.9 m ahead
+
+    def avoiding():
+        agent = lab.agent("avoider")
+        return (agent is not None and agent.agent_neighbors == 1
+                and agent.velocity.x < agent.preferred_velocity.x - 0.05)
+
+    lab.until(avoiding, 10.0, "avoider did not avoid the person", "avoider")
+    assert lab.cmd["avoider"][-1].linear.x < 0.45
+    del feeder.poses["person"]
+    lab.until(lambda: lab.agent("avoider").agent_neighbors == 0, 3.0,
+              "the person was not forgotten", "avoider")
+    agent = lab.agent("avoider")
+    assert (agent.velocity.x, agent.velocity.y) == (agent.preferred_velocity.x,
+                                                    agent.preferred_velocity.y)
+    wait_for_line(world, proc, "person: odometry older than 0.5 s, forgotten")
+
+
+def test_map_obstacles_are_avoided(world, latched_qos):
+    lab, proc, client = world["watch"]["lab"], world["procs"]["lab"], world["client"]
+    feed_lab(world, ["mapper"])
+    lab.until(lambda: lab.agent("mapper") is not None and lab.agent("mapper").active, 10.0,
+              "mapper never became active")
+    assert lab.agent("mapper").obstacle_neighbors == 0
+    assert lab.agent("mapper").velocity.x == pytest.approx(0.5)
+    # A wall 0.5 m ahead of mapper, across its way: cells x in [0.5, 1.0), y in [9, 11).
+    grid = OccupancyGrid()
+    grid.header.frame_id = "map"
+    grid.info.resolution = 0.05
+    grid.info.width, grid.info.height = 80, 80
+    grid.info.origin.position.x, grid.info.origin.position.y = -2.0, 8.0
+    grid.info.origin.orientation.w = 1.0
+    data = np.zeros((80, 80), dtype=np.int8)
+    data[20:60, 50:60] = 100
+    grid.data = data.tobytes()
+    publisher = client.node.create_publisher(OccupancyGrid, "/lab/map", latched_qos)
+    publisher.publish(grid)
+    world["latched"].append(publisher)
+    wait_for_line(world, proc, "map 80 x 80: 1 polygons", 10.0)
+    lab.until(lambda: lab.agent("mapper").obstacle_neighbors > 0, 5.0, "the map was not used")
+    agent = lab.agent("mapper")
+    assert agent.velocity.x < 0.4  # held back by the wall ahead
+    avoider = lab.agent("avoider")  # far from the wall
+    assert avoider is None or avoider.obstacle_neighbors == 0
+
+
+def test_cmd_vel_nav_is_passed_through_or_avoided(world):
+    lab2, client = world["watch"]["lab2"], world["client"]
+    feeder = world["feed"]["lab2"]
+    feeder.poses["nav"] = (0.0, 0.0, math.pi / 2)  # facing +y
+    feeder.poses["blocker"] = (10.0, 10.0, 0.0)
+    nav = client.node.create_publisher(TwistStamped, "/lab2/nav/cmd_vel_nav", 10)
+    command = TwistStamped()
+    command.header.frame_id = "nav/base_link"
+    command.twist.linear.x, command.twist.angular.z = 0.4, 0.3
+
+    def send_until(predicate, timeout, what):
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            assert time.monotonic() < deadline, what
+            nav.publish(command)
+            client.spin_for(0.05)
+
+    def latest():
+        return lab2.cmd["nav"][-1] if lab2.cmd["nav"] else None
+
+    # Nothing in the way: the navigation command goes out exactly, angular velocity included.
+    send_until(lambda: latest() is not None and latest().twist.linear.x == 0.4, 10.0,
+               "cmd_vel_nav did not reach cmd_vel")
+    out = latest()
+    assert (out.twist.linear.x, out.twist.linear.y, out.twist.angular.z) == (0.4, 0.0, 0.3)
+    assert out.header.frame_id == "nav/base_link"
+    send_until(lambda: lab2.agent("nav").preferred_velocity.y > 0.0, 5.0,
+               "the status never showed the command")
+    agent = lab2.agent("nav")
+    assert (agent.preferred_velocity.x, agent.preferred_velocity.y) == pytest.approx((0.0, 0.4))
+    assert math.isnan(agent.distance_to_goal)
+    # blocker stands in nav's way, 0.7 m ahead: ORCA changes the command.
+    feeder.poses["blocker"] = (0.0, 0.7, 0.0)
+    send_until(lambda: lab2.agent("nav").agent_neighbors == 1 and latest().twist.linear.x < 0.35,
+               5.0, "nav did not avoid blocker")
+    # The navigation stack falls silent: its command goes stale and c stops.
+    feeder.poses["blocker"] = (10.0, 10.0, 0.0)
+    lab2.until(lambda: latest().twist.linear.x == 0.0 and latest().twist.angular.z == 0.0, 3.0,
+               "nav kept driving on a stale cmd_vel_nav")
+
+
+# ---------------------------------------------------------------------- no processes
+def test_serialized_messages_agree_with_the_rmw():
+    assert cdr.self_check() == ""
+    data = serialize_message(odometry("r7", 1.5, -2.0, 0.5, vx=0.25))
+    numbers, child = cdr.decode_odometry(data)
+    assert child == b"r7/base_link"
+    assert numbers[:2] == (1.5, -2.0) and numbers[6] == 0.25
+    with pytest.raises(cdr.DecodeError):
+        cdr.decode_odometry(data[:40])
+    with pytest.raises(cdr.DecodeError):  # an encapsulation neither it nor rclpy reads
+        cdr.decode_odometry(b"\x01\x01\x00\x00" + data[4:])
+
+
+def test_obstacle_polygons_keep_concave_outlines_and_contain_shapes():
+    ell = [(0, 0), (0, 2), (1, 2), (1, 1), (2, 1), (2, 0)]  # clockwise, concave
+    disc = Shape(type=Shape.TYPE_CIRCLE, radius=0.5)
+    disc.pose.position.x, disc.pose.position.y = 5.0, 5.0
+    disc.pose.orientation.w = 1.0
+    msg = ObstacleArray(obstacles=[
+        Obstacle(id="ell", type=Obstacle.TYPE_POLYGON,
+                 polygon=[Point(x=float(x), y=float(y)) for x, y in ell]),
+        Obstacle(id="disc", type=Obstacle.TYPE_SHAPE, shape=disc),
+        Obstacle(id="ell", type=Obstacle.TYPE_POLYGON,
+                 polygon=[Point(x=0.0, y=0.0), Point(x=1.0, y=0.0), Point(x=0.0, y=1.0)])])
+    polygons, problems = obstacle_array_polygons(msg)
+    assert [name for name, _ in polygons] == ["ell", "disc"]
+    assert problems == ["obstacles[2]: duplicate id 'ell'"]
+    concave = polygons[0][1]
+    assert signed_area(concave) == pytest.approx(3.0)  # counter-clockwise now
+    assert sorted(map(tuple, concave.tolist())) == sorted(map(tuple, np.array(ell, float)))
+    ring = polygons[1][1]
+    assert signed_area(ring) > 0.0
+    edges = np.roll(ring, -1, axis=0) - ring
+    # Every edge stays at least the radius away from the centre: the disc is inside.
+    centre = np.array([5.0, 5.0])
+    offsets = ((centre - ring)[:, 0] * edges[:, 1] - (centre - ring)[:, 1] * edges[:, 0])
+    assert np.all(-offsets / np.hypot(edges[:, 0], edges[:, 1]) >= 0.5 - 1e-12)
+
+
+def test_demo_parameters_match_the_swap_room_scenario():
+    scenario = load_scenario(config_file("scenarios/swap_room.yaml"))
+    (section,) = yaml.safe_load(config_file("demo_orca.yaml").read_text()).values()
+    values = section["ros__parameters"]
+    robots = [r for r in scenario.robots if r.orca]
+    people = [r for r in scenario.robots if not r.orca]
+    assert values["agents"] == [r.name for r in robots]
+    assert values["observed"] == [r.name for r in people]
+    node_wide = {p.name for p in PARAMETERS}
+    for key in values:
+        assert key in node_wide or key in scenario.names, f"unknown parameter {key}"
+    for r in scenario.robots:
+        own = values[r.name]
+        assert own["odom_origin"] == list(r.start)
+        if r.orca:
+            assert set(own) <= {"odom_origin", "goal", "holonomic", "radius", "max_speed"}
+            assert own["goal"] == list(r.goal)
+            assert own.get("holonomic", True) == (r.drive == "holonomic")
+        else:
+            assert set(own) <= {"odom_origin", "radius", "max_speed", "responsibility"}
+            assert (own["radius"], own["max_speed"]) == (r.radius, r.max_speed)
+        for key in ("radius", "max_speed"):
+            assert own.get(key, values[key]) == getattr(r, key)
