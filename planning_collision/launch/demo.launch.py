@@ -1,0 +1,67 @@
+"""The fleet demo under ros2 launch: 16 robots and a person swap sides in swap_room.
+
+    ros2 launch planning_collision demo.launch.py
+    ros2 launch planning_collision demo.launch.py rviz:=false
+
+Starts map_publisher (the swap_room map and obstacles, latched), collision_server, fleet_sim
+(the simulated robots) and orca_node with config/demo_orca.yaml, whose goals set the robots
+off at once; rviz2 with config/orca.rviz shows the robots, the map and ORCA's half-planes
+(with a static world -> map transform, since nothing else here publishes tf).
+Without ros2 launch (the PyPI install), ``make demo`` runs the same processes and draws
+pictures.
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+
+def generate_launch_description():
+    share = get_package_share_directory("planning_collision")
+    scenario = LaunchConfiguration("scenario")
+    return LaunchDescription([
+        DeclareLaunchArgument(
+            "scenario", default_value=os.path.join(share, "config", "scenarios/swap_room.yaml"),
+            description="Scenario YAML (robots, obstacles, map); orca_params must match it"),
+        DeclareLaunchArgument(
+            "orca_params", default_value=os.path.join(share, "config", "demo_orca.yaml"),
+            description="orca_node parameters for the scenario's robots"),
+        DeclareLaunchArgument("rviz", default_value="true", description="Start rviz2"),
+        DeclareLaunchArgument(
+            "rviz_config", default_value=os.path.join(share, "config", "orca.rviz"),
+            description="RViz configuration"),
+        Node(
+            package="planning_collision", executable="map_publisher", name="map_publisher",
+            parameters=[os.path.join(share, "config", "map_publisher.yaml"),
+                        {"scenario": scenario}],
+            output="screen", emulate_tty=True),
+        Node(
+            package="planning_collision", executable="collision_server",
+            name="collision_server",
+            parameters=[os.path.join(share, "config", "collision_server.yaml")],
+            output="screen", emulate_tty=True),
+        Node(
+            package="planning_collision", executable="fleet_sim", name="fleet_sim",
+            parameters=[os.path.join(share, "config", "fleet_sim.yaml"), {"scenario": scenario}],
+            output="screen", emulate_tty=True),
+        Node(
+            package="planning_collision", executable="orca_node", name="orca_node",
+            parameters=[os.path.join(share, "config", "orca.yaml"),
+                        LaunchConfiguration("orca_params")],
+            output="screen", emulate_tty=True),
+        # RViz needs the fixed frame to exist in tf; nothing else here publishes tf.
+        Node(
+            package="tf2_ros", executable="static_transform_publisher", name="map_frame",
+            arguments=["--frame-id", "world", "--child-frame-id", "map"],
+            condition=IfCondition(LaunchConfiguration("rviz"))),
+        Node(
+            package="rviz2", executable="rviz2", name="rviz2",
+            arguments=["-d", LaunchConfiguration("rviz_config")],
+            condition=IfCondition(LaunchConfiguration("rviz")),
+            output="screen"),
+    ])
