@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -44,6 +46,7 @@ class Demo:
         self.orca_rate = float("nan")
         self.orca_frames: list[tuple[float, object]] = []
         self.service_log: list[str] = []
+        self.teardown_hung = False
 
     # ------------------------------------------------------------------ processes
     def start_processes(self) -> None:
@@ -127,10 +130,30 @@ class Demo:
             outcome = self._watch()
             self._service_calls()
         finally:
+            # The demo's own node goes first: a participant that watches other processes leave
+            # can deadlock in Fast DDS 3.2 (eProsima/Fast-DDS#6502), and then so would this.
+            self._close_node()
             codes = self.stop_processes()
-            node.destroy_node()
-            rclpy.try_shutdown()
         return self._finish(outcome, codes)
+
+    def _close_node(self) -> None:
+        """Destroy the demo's node; if the DDS teardown hangs, leave it behind (the run's
+        results do not depend on it) and remember to end the process with os._exit."""
+        import rclpy
+
+        done = threading.Event()
+
+        def teardown() -> None:
+            self.executor.shutdown()
+            self.node.destroy_node()
+            rclpy.try_shutdown()
+            done.set()
+
+        threading.Thread(target=teardown, name="demo-teardown", daemon=True).start()
+        if not done.wait(10.0):
+            self.teardown_hung = True
+            print("the demo's DDS teardown hung (Fast DDS deadlock, eProsima/Fast-DDS#6502); "
+                  "carrying on without it", file=sys.stderr, flush=True)
 
     def _spin(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -373,7 +396,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.robot not in {r.name for r in demo.scenario.robots}:
         print(f"--robot {args.robot} is not in the scenario", file=sys.stderr)
         return 2
-    return demo.run()
+    code = demo.run()
+    if demo.teardown_hung:  # a stuck DDS participant would also hang the interpreter's exit
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 if __name__ == "__main__":

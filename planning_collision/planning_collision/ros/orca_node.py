@@ -77,7 +77,7 @@ from .markers import MarkerData, marker_from_data
 from .orca_markers import step_markers
 from .orca_obstacles import map_polygons, obstacle_array_polygons
 from .parameters import Param, ParameterError, declare
-from .run import SPIN_SLICE
+from .run import SPIN_SLICE, exit_if_teardown_hangs
 
 STRINGS = Parameter.Type.STRING_ARRAY
 DOUBLES = Parameter.Type.DOUBLE_ARRAY
@@ -921,10 +921,12 @@ def main(args=None) -> int:
         if rclpy.ok():
             raise
     finally:
+        done = exit_if_teardown_hangs("orca_node")
         executor.shutdown(timeout_sec=1.0)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        done.set()
     return 0
 
 

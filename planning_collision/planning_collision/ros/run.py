@@ -4,11 +4,17 @@
 ``spin_once`` slices (rather than ``rclpy.spin``) makes the loop notice that shutdown even when
 the signal lands just after a client disconnected, which plain ``spin`` sometimes missed until a
 second signal.
+
+Tearing the node down can hang inside Fast DDS 3.2: a lock-order deadlock between its event
+thread and a receive thread (eProsima/Fast-DDS#6502) leaves ``destroy_node`` waiting forever.
+:func:`exit_if_teardown_hangs` bounds the teardown, so a stop request always ends the process.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Sequence
 
 import rclpy
@@ -23,6 +29,25 @@ from rclpy.executors import (
 from rclpy.node import Node
 
 SPIN_SLICE = 0.25
+TEARDOWN_TIMEOUT = 3.0
+
+
+def exit_if_teardown_hangs(name: str, timeout: float = TEARDOWN_TIMEOUT) -> threading.Event:
+    """Start a watchdog for the teardown that follows a stop request; set the returned event
+    when the teardown is done. If it is not done within ``timeout`` seconds (a DDS deadlock,
+    see the module's docstring), the process says so on stderr and exits with status 0: it
+    was asked to stop, and it did, without the rest of the DDS clean-up."""
+    done = threading.Event()
+
+    def watch() -> None:
+        if not done.wait(timeout):
+            print(f"[{name}] DDS teardown did not finish within {timeout:g} s (a Fast DDS "
+                  f"deadlock, eProsima/Fast-DDS#6502); exiting without it", file=sys.stderr,
+                  flush=True)
+            os._exit(0)
+
+    threading.Thread(target=watch, name="teardown-watchdog", daemon=True).start()
+    return done
 
 
 class InlineGroupsExecutor(MultiThreadedExecutor):
@@ -86,10 +111,12 @@ def run_node(
     finally:
         if executor is not None:
             executor.shutdown(timeout_sec=1.0)
+        close = getattr(node, "close", None)
+        if close is not None:
+            close()  # the node's own last work (e.g. writing a file), before the watchdog
+        done = exit_if_teardown_hangs(node.get_name() if node is not None else "node")
         if node is not None:
-            close = getattr(node, "close", None)
-            if close is not None:
-                close()
             node.destroy_node()
         rclpy.try_shutdown()
+        done.set()
     return 0

@@ -11,7 +11,6 @@ together, once for the module.
 from __future__ import annotations
 
 import math
-import signal
 import time
 from collections import defaultdict
 
@@ -22,6 +21,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Point, PoseStamped, Twist, TwistStamped
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.serialization import serialize_message
+from ros_clients import Client, close_then_stop
 from visualization_msgs.msg import Marker, MarkerArray
 
 from planning_collision import orca
@@ -141,18 +141,17 @@ def crossing_parameters(robots, odom_at_start: bool) -> dict:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, domain_id, client_factory, latched_qos):
     procs: dict[str, RosProcess] = {}
+    clients = []
     try:
         yield start_world(tmp_path_factory.mktemp("orca_node"), procs, domain_id,
-                          client_factory, latched_qos)
+                          clients, latched_qos)
     finally:  # also when start-up failed: no node outlives the module
-        for proc in procs.values():
-            proc.send_signal(signal.SIGINT)  # all at once: they stop in parallel
-        for proc in procs.values():
-            proc.stop()
+        close_then_stop(clients, procs.values())
 
 
-def start_world(tmp, procs, domain_id, client_factory, latched_qos) -> dict:
-    """Start every process of the module (into ``procs``), wait until all report."""
+def start_world(tmp, procs, domain_id, clients, latched_qos) -> dict:
+    """Start every process of the module (into ``procs``) and the test's client (into
+    ``clients``), wait until all report."""
     scenario = tmp / "crossing.yaml"
     scenario.write_text(yaml.safe_dump(CROSSING))
     sim_params = [config_file("fleet_sim.yaml")]
@@ -188,7 +187,8 @@ def start_world(tmp, procs, domain_id, client_factory, latched_qos) -> dict:
         "agents": ["nav", "blocker"], "preferred_velocity_source": "cmd_vel",
         "publish_markers": False}, namespace="lab2"))
 
-    client = client_factory("orca_node_tests")
+    client = Client("orca_node_tests")
+    clients.append(client)
     node = client.node
     obstacles = obstacle_array_msg(parse_scenario(CROSSING), "map",
                                    node.get_clock().now().to_msg())

@@ -1,0 +1,115 @@
+"""Helpers for tests that talk to node processes over DDS (loopback, the run's own domain).
+
+Fast DDS 3.2 can deadlock a participant when a remote participant leaves while the local one is
+announcing itself (eProsima/Fast-DDS#6502): a receive thread holds the discovery lock and waits
+for the event thread, which waits for that lock. Two rules keep the test process out of it as
+far as it can be: fixtures that own node processes close their clients *before* stopping the
+processes (so the test's participants do not process those departures), and a client whose
+teardown hangs anyway is abandoned after CLOSE_TIMEOUT seconds; the session then ends with
+``os._exit`` (see ``pytest_sessionfinish``) instead of waiting on the stuck participant at exit.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+CLOSE_TIMEOUT = 10.0
+ABANDONED: list[str] = []  # clients whose DDS teardown hung
+
+
+class Client:
+    """A test-side node with a private context: service calls and latched publishers."""
+
+    def __init__(self, name: str = "test_client"):
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node(name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self._clients = {}
+        self.name = name
+        self.closed = False
+
+    def client(self, srv_type, name: str):
+        key = (srv_type, name)
+        if key not in self._clients:
+            self._clients[key] = self.node.create_client(srv_type, name)
+        return self._clients[key]
+
+    def wait_for_service(self, srv_type, name: str, timeout: float = 60.0,
+                         process=None) -> None:
+        """Wait for a service; fail at once (with its output) if ``process`` has died."""
+        client = self.client(srv_type, name)
+        deadline = time.monotonic() + timeout
+        while not client.service_is_ready():
+            if process is not None and not process.running():
+                raise RuntimeError(f"{process.name} exited with {process.returncode}:\n"
+                                   + "\n".join(process.lines[-30:]))
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"service {name} did not appear within {timeout} s")
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def call(self, srv_type, name: str, request, timeout: float = 30.0, process=None):
+        client = self.client(srv_type, name)
+        self.wait_for_service(srv_type, name, timeout, process)
+        future = client.call_async(request)
+        self.executor.spin_until_future_complete(future, timeout_sec=timeout)
+        if not future.done():
+            raise TimeoutError(f"{name} did not answer within {timeout} s")
+        return future.result()
+
+    def call_async(self, srv_type, name: str, request):
+        return self.client(srv_type, name).call_async(request)
+
+    def spin_for(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def spin_until(self, predicate, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            self.executor.spin_once(timeout_sec=0.02)
+        return predicate()
+
+    def close(self) -> None:
+        """Destroy the node and its context (idempotent); give up after CLOSE_TIMEOUT."""
+        if self.closed:
+            return
+        self.closed = True
+        done = threading.Event()
+
+        def teardown() -> None:
+            self.executor.shutdown()
+            self.node.destroy_node()
+            rclpy.try_shutdown(context=self.context)
+            done.set()
+
+        threading.Thread(target=teardown, name=f"close-{self.name}", daemon=True).start()
+        if not done.wait(CLOSE_TIMEOUT):
+            ABANDONED.append(self.name)
+            print(f"test client {self.name!r}: DDS teardown hung (Fast DDS deadlock, "
+                  f"eProsima/Fast-DDS#6502); abandoned", file=sys.stderr, flush=True)
+
+
+def close_then_stop(clients, procs) -> None:
+    """End of a fixture that owns processes: close the test's clients first (see the module
+    docstring), then stop every process, all signalled at once so they stop in parallel."""
+    for client in clients:
+        client.close()
+    for proc in procs:
+        proc.send_signal(signal.SIGINT)
+    for proc in procs:
+        proc.stop()
