@@ -17,6 +17,7 @@ import yaml
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
+from ros_clients import close_then_stop
 from visualization_msgs.msg import Marker, MarkerArray
 
 from planning_collision.processes import RosProcess, config_file, node_command
@@ -132,6 +133,14 @@ class Fleet:
                              f"{[values_of(s) for s in self.statuses[-1].status[:1]]}")
 
 
+def assert_travelled(distance: float, rate: float, elapsed: float) -> None:
+    """``distance`` (or angle) covered at ``rate`` by commands sent for ``elapsed`` wall
+    seconds. The test and the three sims share two cores, so commands can reach the sim late:
+    it must have covered at least half of it, and never more than the commands allowed
+    (plus one 50 Hz step of latency at each end)."""
+    assert 0.5 * rate * elapsed <= distance <= rate * (elapsed + 0.04), (distance, elapsed)
+
+
 @pytest.fixture(scope="module")
 def sims(tmp_path_factory, domain_id, client_factory):
     """Three fleet_sims started together: stamped commands with start-frame odometry at 25 Hz;
@@ -164,10 +173,7 @@ def sims(tmp_path_factory, domain_id, client_factory):
     fleets["fs1"].wait_ready(procs["fs1"], orca)
     fleets["fs2"].wait_ready(procs["fs2"], ["holo"])
     yield procs, fleets, trajectory
-    for proc in procs.values():
-        proc.send_signal(signal.SIGINT)
-    for proc in procs.values():
-        proc.stop()
+    close_then_stop([client], procs.values())
 
 
 def test_holonomic_robot_moves_forward_in_its_odometry_frame(sims):
@@ -181,7 +187,7 @@ def test_holonomic_robot_moves_forward_in_its_odometry_frame(sims):
     fleet.settle()
     x, y, yaw = fleet.pose("holo")
     # Facing +y in the world, it moved along its own x axis.
-    assert x == pytest.approx(0.5 * elapsed, abs=0.1)
+    assert_travelled(x, 0.5, elapsed)
     assert abs(y) < 1e-9 and abs(yaw) < 1e-9
     speeds = [m.twist.twist.linear.x for m in fleet.since("holo", mark)]
     assert max(speeds) == 0.5 and speeds[-1] == 0.0
@@ -196,7 +202,8 @@ def test_twist_commands_and_global_odometry_and_the_trajectory_file(sims):
     elapsed = fleet.drive({"holo": (0.5, 0.0, 0.0)}, 1.0)
     fleet.settle()
     x, y, _ = fleet.pose("holo")
-    assert y == pytest.approx(0.5 * elapsed, abs=0.1) and abs(x) < 1e-9
+    assert_travelled(y, 0.5, elapsed)
+    assert abs(x) < 1e-9
     # Stopped with SIGINT, it writes the recorded trajectories.
     proc = procs["fs2"]
     proc.send_signal(signal.SIGINT)
@@ -219,7 +226,7 @@ def test_unicycle_turns_in_place(sims):
     elapsed = fleet.drive({"uni": (0.0, 0.3, 1.0)}, 0.5)  # linear.y is not a unicycle's
     fleet.settle()
     x, y, yaw = fleet.pose("uni")
-    assert yaw == pytest.approx(elapsed, abs=0.1)
+    assert_travelled(yaw, 1.0, elapsed)
     assert (x, y) == (0.0, 0.0)
 
 
@@ -233,9 +240,9 @@ def test_a_stale_command_stops_the_robot(sims):
     assert fleet.client.spin_until(
         lambda: fleet.odom["stale"][-1].twist.twist.linear.x == 0.0, 3.0)
     stopped_after = time.monotonic() - last_command
-    assert 0.3 < stopped_after < 1.2  # cmd_vel_timeout is 0.5 s
+    assert 0.3 < stopped_after < 2.0  # cmd_vel_timeout is 0.5 s (and two busy cores)
     x, _, _ = fleet.pose("stale")
-    assert x == pytest.approx(0.5 * (elapsed + 0.5), abs=0.1)
+    assert_travelled(x, 0.5, elapsed + 0.5)  # it kept going for the timeout
     fleet.settle(0.5)
     assert fleet.pose("stale")[0] == x
     statuses = fleet.status_until(lambda s: "stale" in s)
