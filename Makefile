@@ -18,7 +18,7 @@ INTERFACE_SOURCES := $(wildcard planning_collision_interfaces/msg/*.msg planning
 
 # Network rule: every ROS process started from here stays on loopback, in a domain of its own.
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
-export ROS_DOMAIN_ID ?= $(shell $(PYTHON) -c 'import os; print(1 + os.getpid() % 100)')
+export ROS_DOMAIN_ID := $(shell $(PYTHON) -c 'import os; print(1 + os.getpid() % 100)')
 
 .PHONY: setup test lint demo bench colcon clean
 
@@ -68,7 +68,7 @@ bench: $(VENV)/.stamp-bench
 	@set -e; for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script; done
 
 colcon: setup
-	$(PY) -m planning_collision.colcon_build build/colcon-ws
+	$(PY) tools/colcon_check.py build/colcon-ws
 
 clean:
 	rm -rf build install log $(VENV)

@@ -69,7 +69,9 @@ def ros_environment(domain_id: int, base: Mapping[str, str] | None = None) -> di
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     env["ROS_DOMAIN_ID"] = str(int(domain_id))
     env.pop("ROS_STATIC_PEERS", None)
-    env.setdefault("FASTDDS_DEFAULT_PROFILES_FILE", str(config_file("fastdds_discovery.xml")))
+    # The project's own discovery profile, also over one set in the caller's shell: the tests
+    # and the demo must behave the same on every machine.
+    env["FASTDDS_DEFAULT_PROFILES_FILE"] = str(config_file("fastdds_discovery.xml"))
     # The venv root is an ament prefix (the ROS wheels install there); ament_index needs it.
     env.setdefault("AMENT_PREFIX_PATH", sys.prefix)
     env["PYTHONUNBUFFERED"] = "1"

@@ -20,7 +20,8 @@ PACKAGE = REPO / "planning_collision"
 
 # Third-party imports of the package's code and the rosdep key each needs in package.xml.
 ROSDEP_KEYS = {
-    "rclpy": "rclpy", "rcl_interfaces": "rclpy", "builtin_interfaces": "rclpy",
+    "rclpy": "rclpy", "rcl_interfaces": "rcl_interfaces",
+    "builtin_interfaces": "builtin_interfaces",
     "std_msgs": "std_msgs", "geometry_msgs": "geometry_msgs", "nav_msgs": "nav_msgs",
     "visualization_msgs": "visualization_msgs", "diagnostic_msgs": "diagnostic_msgs",
     "planning_collision_interfaces": "planning_collision_interfaces",

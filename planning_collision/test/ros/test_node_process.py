@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 
 from rcl_interfaces.srv import GetParameters
@@ -52,3 +53,22 @@ def test_sigint_and_sigterm_stop_the_node_promptly(start_process, client):
         code = server.wait(timeout=10.0)
         assert time.monotonic() - started < 5.0
         assert code == 0, server.lines[-20:]
+
+
+def test_child_processes_follow_the_network_rule(domain_id, monkeypatch):
+    """Whatever the caller's shell says, a process the project starts discovers on loopback
+    only, in the run's domain, with the shipped discovery profile."""
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET")
+    monkeypatch.setenv("ROS_STATIC_PEERS", "192.0.2.1")
+    monkeypatch.setenv("FASTDDS_DEFAULT_PROFILES_FILE", "/elsewhere/profile.xml")
+    keys = ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID", "ROS_STATIC_PEERS",
+            "FASTDDS_DEFAULT_PROFILES_FILE")
+    script = f"import os; print('|'.join(os.environ.get(k, '-') for k in {keys!r}))"
+    child = processes.RosProcess("env", [sys.executable, "-c", script], domain_id, echo=False)
+    assert child.wait(30.0) == 0
+    values = dict(zip(keys, child.lines[-1].split("|"), strict=True))
+    assert values["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
+    assert values["ROS_DOMAIN_ID"] == str(domain_id)
+    assert values["ROS_STATIC_PEERS"] == "-"
+    assert values["FASTDDS_DEFAULT_PROFILES_FILE"] == str(
+        processes.config_file("fastdds_discovery.xml"))
