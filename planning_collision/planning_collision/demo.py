@@ -222,6 +222,7 @@ class Demo:
         from planning_collision_interfaces.srv import (
             CheckCollision,
             CheckLineOfSight,
+            CheckLinesOfSight,
             CheckPath,
             ComputeDistance,
         )
@@ -231,46 +232,69 @@ class Demo:
         person = next((r for r in self.scenario.robots if not r.orca), first)
         where = {name: (float(v.get("x", "nan")), float(v.get("y", "nan")))
                  for name, v in self.fleet.items() if name in robots}
+        where = {name: xy for name, xy in where.items() if all(map(math.isfinite, xy))}
 
-        def call(srv_type, name, request):
+        def call(srv_type, name, request, describe) -> None:
+            """Call one service and log a line: what ``describe(reply)`` says of the answer,
+            or why there is none."""
             client = self.node.create_client(srv_type, name)
+            deadline = time.monotonic() + 10.0
+            while not client.service_is_ready() and time.monotonic() < deadline:
+                self.executor.spin_once(timeout_sec=0.05)
             started = time.perf_counter()
             future = client.call_async(request)
             self.executor.spin_until_future_complete(future, timeout_sec=10.0)
-            elapsed = (time.perf_counter() - started) * 1e3
-            return future.result(), elapsed
+            ms = (time.perf_counter() - started) * 1e3
+            reply = future.result() if future.done() else None
+            if reply is None:
+                self.service_log.append(f"{name}: no answer within 10 s")
+            elif not reply.success:
+                self.service_log.append(f"{name}: refused: {reply.message}")
+            else:
+                self.service_log.append(f"{name} {describe(reply)}  [{ms:.1f} ms]")
+            self.node.destroy_client(client)
 
         los = CheckLineOfSight.Request(layers=CheckLineOfSight.Request.LAYERS_ALL)
+        los.header.frame_id = self.scenario.global_frame
         los.start.x, los.start.y = first.start[:2]
         los.goal.x, los.goal.y = first.goal
-        reply, ms = call(CheckLineOfSight, "check_line_of_sight", los)
-        self.service_log.append(
-            f"check_line_of_sight {first.name} start -> goal {first.goal}: clear={reply.clear}"
-            + (f", blocked by {reply.blocked_by} at ({reply.first_blocked_point.x:.2f}, "
-               f"{reply.first_blocked_point.y:.2f})" if not reply.clear else "")
-            + f"  [{ms:.1f} ms]")
+        call(CheckLineOfSight, "check_line_of_sight", los, lambda r: (
+            f"{first.name} start -> goal {first.goal}: clear={r.clear}"
+            + ("" if r.clear else f", blocked by {r.blocked_by} at "
+               f"({r.first_blocked_point.x:.2f}, {r.first_blocked_point.y:.2f})")))
+
+        names = sorted(where)
+        pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+        if pairs:
+            rays = CheckLinesOfSight.Request(layers=CheckLinesOfSight.Request.LAYERS_ALL)
+            rays.header.frame_id = self.scenario.global_frame
+            rays.start_x = [where[a][0] for a, _ in pairs]
+            rays.start_y = [where[a][1] for a, _ in pairs]
+            rays.goal_x = [where[b][0] for _, b in pairs]
+            rays.goal_y = [where[b][1] for _, b in pairs]
+            call(CheckLinesOfSight, "check_lines_of_sight", rays, lambda r: (
+                f"between the {len(names)} final positions: {sum(r.clear)} of {len(pairs)} "
+                f"pairs see each other past the pillars and walls"))
 
         disc = Shape(type=Shape.TYPE_CIRCLE, radius=first.radius)
         poses = []
-        for name in robots:
-            x, y = where.get(name, (math.nan, math.nan))
-            if math.isfinite(x):
-                pose = Pose()
-                pose.position.x, pose.position.y = x, y
-                pose.orientation.w = 1.0
-                poses.append((name, pose))
+        for name in names:
+            pose = Pose()
+            pose.position.x, pose.position.y = where[name]
+            pose.orientation.w = 1.0
+            poses.append((name, pose))
         if poses:
             request = CheckCollision.Request(footprint=disc, poses=[p for _, p in poses])
-            reply, ms = call(CheckCollision, "check_collision", request)
-            if reply.success:
-                k = int(np.argmin(reply.distance))
-                self.service_log.append(
-                    f"check_collision of {len(poses)} robot discs at their final poses: "
-                    f"{sum(reply.in_collision)} in collision; closest to an obstacle: "
-                    f"{poses[k][0]}, {reply.distance[k]:.2f} m from "
-                    f"{reply.nearest_obstacle_id[k] or 'nothing'}  [{ms:.1f} ms]")
-            else:
-                self.service_log.append(f"check_collision: {reply.message}")
+            request.header.frame_id = self.scenario.global_frame
+
+            def closest(r) -> str:
+                k = int(np.argmin(r.distance))
+                return (f"of {len(poses)} discs at the final positions: "
+                        f"{sum(r.in_collision)} in collision; closest to an obstacle: "
+                        f"{poses[k][0]}, {r.distance[k]:.2f} m from "
+                        f"{r.nearest_obstacle_id[k] or 'nothing'}")
+
+            call(CheckCollision, "check_collision", request, closest)
 
         path = CheckPath.Request(footprint=disc)
         path.path.header.frame_id = self.scenario.global_frame
@@ -280,11 +304,9 @@ class Demo:
             ps.pose.position.y = person.start[1] + s * (person.goal[1] - person.start[1])
             ps.pose.orientation.w = 1.0
             path.path.poses.append(ps)
-        reply, ms = call(CheckPath, "check_path", path)
-        self.service_log.append(
-            f"check_path of {person.name}'s straight walk ({len(path.path.poses)} poses): "
-            f"valid={reply.valid}, first invalid index {reply.first_invalid_index}  "
-            f"[{ms:.1f} ms]")
+        call(CheckPath, "check_path", path, lambda r: (
+            f"of {person.name}'s straight walk ({len(path.path.poses)} poses): "
+            f"valid={r.valid}, first invalid index {r.first_invalid_index}"))
 
         a_name, b_name = first.name, self.scenario.robots[1].name
         if a_name in where and b_name in where:
@@ -295,11 +317,10 @@ class Demo:
                 shape.pose.position.x, shape.pose.position.y = where[name]
                 shape.pose.orientation.w = 1.0
                 shapes.append(shape)
-            reply, ms = call(ComputeDistance, "compute_distance",
-                             ComputeDistance.Request(shape_a=shapes[0], shape_b=shapes[1]))
-            self.service_log.append(
-                f"compute_distance {a_name} <-> {b_name}: {reply.distance:.3f} m "
-                f"(intersecting={reply.intersecting})  [{ms:.1f} ms]")
+            call(ComputeDistance, "compute_distance",
+                 ComputeDistance.Request(shape_a=shapes[0], shape_b=shapes[1]), lambda r: (
+                     f"{a_name} <-> {b_name}: {r.distance:.3f} m "
+                     f"(intersecting={r.intersecting})"))
 
     # ------------------------------------------------------------------ summary
     def _sim_time_of(self, stamp: float) -> float:
