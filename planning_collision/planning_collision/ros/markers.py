@@ -15,6 +15,7 @@ RED = ColorRGBA(r=0.9, g=0.1, b=0.1, a=0.9)
 GREY = ColorRGBA(r=0.5, g=0.5, b=0.5, a=0.9)
 BLUE = ColorRGBA(r=0.2, g=0.4, b=1.0, a=0.9)
 ORANGE = ColorRGBA(r=1.0, g=0.6, b=0.0, a=0.9)
+PURPLE = ColorRGBA(r=0.6, g=0.2, b=0.8, a=0.9)
 
 
 def duration(seconds: float) -> Duration:

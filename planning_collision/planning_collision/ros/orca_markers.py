@@ -17,6 +17,10 @@ show or hide them agent by agent:
  4     TRIANGLE_LIST   their permitted sides, two triangles each
 ====  ==============  =========================================================
 
+Observed agents (robots without ORCA, people) get the same namespace scheme with two markers:
+their disc (id 0, purple) and their measured velocity (id 2, purple arrow): what the
+controlled agents are avoiding.
+
 Markers with nothing to show (no half-planes, a zero velocity, an agent without odometry)
 are sent as DELETE, so RViz never keeps a stale one.
 """
@@ -26,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from visualization_msgs.msg import Marker
 
-from .markers import BLUE, GREEN, GREY, ORANGE, RED, MarkerData, rgba
+from .markers import BLUE, GREEN, GREY, ORANGE, PURPLE, RED, MarkerData, rgba
 
 DISC, PREFERRED, CHOSEN, LINES, SIDES = range(5)
 DISC_HEIGHT = 0.05
@@ -113,4 +117,33 @@ def step_markers(names, known, active, infeasible, positions, radii, max_speeds,
                               points=segments[2 * lo:2 * hi]))
         out.append(MarkerData(ns, SIDES, Marker.TRIANGLE_LIST, color=SIDE_COLOR,
                               lifetime=lifetime, points=triangles[6 * lo:6 * hi]))
+    return out
+
+
+_OBSERVED = rgba(PURPLE)
+
+
+def observed_markers(names, fresh, positions, radii, velocities,
+                     lifetime: float) -> list[MarkerData]:
+    """Disc and measured velocity of each observed agent; DELETE for one that is not
+    ``fresh`` (no odometry yet, or forgotten after the timeout)."""
+    out: list[MarkerData] = []
+    for i, ns in enumerate(names):
+        if not fresh[i]:
+            out += [MarkerData(ns, DISC, Marker.CYLINDER, Marker.DELETE),
+                    MarkerData(ns, CHOSEN, Marker.ARROW, Marker.DELETE)]
+            continue
+        x, y = float(positions[i][0]), float(positions[i][1])
+        diameter = 2.0 * float(radii[i])
+        out.append(MarkerData(ns, DISC, Marker.CYLINDER,
+                              pose=(x, y, 0.5 * DISC_HEIGHT, 0.0, 0.0, 0.0, 1.0),
+                              scale=(diameter, diameter, DISC_HEIGHT), color=_OBSERVED,
+                              lifetime=lifetime))
+        vx, vy = float(velocities[i][0]), float(velocities[i][1])
+        if vx * vx + vy * vy > 1e-12:
+            out.append(MarkerData(ns, CHOSEN, Marker.ARROW, scale=_ARROW_SCALE,
+                                  color=_OBSERVED, lifetime=lifetime,
+                                  points=np.array([[x, y, Z], [x + vx, y + vy, Z]])))
+        else:
+            out.append(MarkerData(ns, CHOSEN, Marker.ARROW, Marker.DELETE))
     return out

@@ -74,7 +74,7 @@ from planning_collision_interfaces.msg import ObstacleArray, OrcaAgentStatus, Or
 from . import cdr
 from .conversions import RequestError, pose_xyyaw
 from .markers import MarkerData, marker_from_data
-from .orca_markers import step_markers
+from .orca_markers import observed_markers, step_markers
 from .orca_obstacles import map_polygons, obstacle_array_polygons
 from .parameters import Param, ParameterError, declare
 from .run import SPIN_SLICE, exit_if_teardown_hangs
@@ -145,18 +145,23 @@ PARAMETERS = (
     Param("tracking_error", 0.05, "Differential drive: largest distance (m) between the "
           "robot and the holonomic path it tracks; added to its radius in ORCA."),
     Param("obstacles_topic", "obstacles", "planning_collision_interfaces/ObstacleArray of "
-          "static obstacles, latched (reliable + transient_local); each message replaces the "
-          "set. Concave polygons are used as they are."),
+          "static obstacles; each message replaces the set. Concave polygons are used as "
+          "they are."),
+    Param("obstacles_subscribe_transient_local", True, "Obstacles QoS: reliable + "
+          "transient_local depth 1 (a latched set, as map_publisher sends it); false: "
+          "reliable + volatile."),
     Param("use_map_obstacles", False, "Also avoid the occupied regions of the map: traced "
           "into polygons once per map."),
-    Param("map_topic", "map", "nav_msgs/OccupancyGrid (latched) used when use_map_obstacles "
-          "is true."),
+    Param("map_topic", "map", "nav_msgs/OccupancyGrid used when use_map_obstacles is true."),
+    Param("map_subscribe_transient_local", True, "Map QoS: reliable + transient_local depth 1 "
+          "(map_server's latched map); false: reliable + volatile (costmap-style topics)."),
     Param("map_simplify_tolerance", 0.05, "Metres a traced map boundary may depart from the "
           "cell edges (fewer vertices, faster ORCA)."),
     Param("occupied_threshold", 65, "Map cells with occupancy >= this (1..100) are obstacles."),
     Param("unknown_is_occupied", False, "Unknown map cells (-1) are obstacles too."),
     Param("publish_markers", True, "Publish orca/markers (MarkerArray) while subscribed: per "
-          "agent its disc, preferred and chosen velocity, its half-planes."),
+          "controlled agent its disc, preferred and chosen velocity, its half-planes; per "
+          "observed agent its disc and measured velocity."),
     Param("marker_rate_hz", 10.0, "Publications per second of orca/markers (at most "
           "rate_hz)."),
     Param("publish_orca_lines", False, "Fill each agent's orca_line_points / "
@@ -413,10 +418,12 @@ class OrcaNode(Node):
 
         # Inputs (after the warm-up: nothing queues up while the kernels load).
         self.create_subscription(ObstacleArray, p.obstacles_topic, self._on_obstacles,
-                                 RELIABLE_LATCHED)
+                                 RELIABLE_LATCHED if p.obstacles_subscribe_transient_local
+                                 else COMMANDS)
         if p.use_map_obstacles:
             self.create_subscription(OccupancyGrid, p.map_topic, self._on_map,
-                                     RELIABLE_LATCHED)
+                                     RELIABLE_LATCHED if p.map_subscribe_transient_local
+                                     else COMMANDS)
         goal_qos = RELIABLE_LATCHED if p.goal_subscribe_transient_local else COMMANDS
         for i, name in enumerate(a.names[:k]):
             if p.preferred_velocity_source == GOAL:
@@ -744,11 +751,13 @@ class OrcaNode(Node):
                 self._lap("status")
             if want_markers:
                 self._markers_due = now + 1.0 / min(p.marker_rate_hz, p.rate_hz) - 0.5 * self.dt
+                lifetime = max(1.0, 3.0 / p.marker_rate_hz)
                 self._publish_markers(stamp, step_markers(
                     a.names[:k], known[:k], active, self._infeasible(result, row_of), pos[:k],
                     a.radius[:k], a.max_speed[:k], pref, chosen, lines.drawn_offsets,
-                    lines.drawn_points, lines.drawn_directions,
-                    lifetime=max(1.0, 3.0 / p.marker_rate_hz)))
+                    lines.drawn_points, lines.drawn_directions, lifetime=lifetime)
+                    + observed_markers(a.names[k:], fresh[k:], pos[k:], a.radius[k:],
+                                       vel[k:], lifetime=lifetime))
                 self._lap("markers")
 
     def _infeasible(self, result, row_of) -> np.ndarray:

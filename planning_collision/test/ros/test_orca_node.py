@@ -559,3 +559,27 @@ def test_demo_parameters_match_the_swap_room_scenario():
             assert (own["radius"], own["max_speed"]) == (r.radius, r.max_speed)
         for key in ("radius", "max_speed"):
             assert own.get(key, values[key]) == getattr(r, key)
+
+
+def test_observed_agents_are_drawn_as_purple_discs_with_their_velocity():
+    from planning_collision.ros.markers import PURPLE
+    from planning_collision.ros.orca_markers import DISC, observed_markers
+
+    drawn = observed_markers(["person", "cart", "gone"], [True, True, False],
+                             np.array([[1.0, 2.0], [3.0, 4.0], [0.0, 0.0]]),
+                             np.array([0.3, 0.4, 0.5]),
+                             np.array([[0.5, -0.25], [0.0, 0.0], [1.0, 0.0]]), lifetime=1.0)
+    by_ns = defaultdict(dict)
+    for m in drawn:
+        by_ns[m.ns][m.id] = m
+    assert set(by_ns) == {"person", "cart", "gone"}
+    disc = by_ns["person"][DISC]
+    assert (disc.type, disc.action) == (Marker.CYLINDER, Marker.ADD)
+    assert disc.pose[:2] == (1.0, 2.0) and disc.scale[:2] == (0.6, 0.6)
+    arrow = by_ns["person"][2]
+    assert arrow.action == Marker.ADD
+    assert arrow.points[1, :2] - arrow.points[0, :2] == pytest.approx([0.5, -0.25])
+    assert by_ns["cart"][2].action == Marker.DELETE  # standing still: no arrow
+    assert {m.action for m in by_ns["gone"].values()} == {Marker.DELETE}  # forgotten
+    purple = (PURPLE.r, PURPLE.g, PURPLE.b, PURPLE.a)
+    assert disc.color == arrow.color == by_ns["cart"][DISC].color == purple
