@@ -8,6 +8,7 @@ import signal
 import sys
 import time
 
+import pytest
 from rcl_interfaces.srv import GetParameters
 
 from planning_collision import processes
@@ -53,6 +54,31 @@ def test_sigint_and_sigterm_stop_the_node_promptly(start_process, client):
         code = server.wait(timeout=10.0)
         assert time.monotonic() - started < 5.0
         assert code == 0, server.lines[-20:]
+
+
+SWAP_ROOM = str(processes.config_file("scenarios/swap_room.yaml"))
+OTHER_NODES = {  # module, its parameters, a line it logs once it runs
+    "orca_node": ("planning_collision.ros.orca_node",
+                  {"agents": ["robot1"], "use_map_obstacles": True}, "ready:"),
+    "fleet_sim": ("planning_collision.ros.fleet_sim", {"scenario": SWAP_ROOM}, "simulating"),
+    "map_publisher": ("planning_collision.ros.map_publisher", {"scenario": SWAP_ROOM},
+                      "published"),
+}
+
+
+@pytest.mark.parametrize("node", sorted(OTHER_NODES))
+def test_every_other_node_stops_promptly_on_sigint_and_sigterm(start_process, node):
+    module, parameters, ready = OTHER_NODES[node]
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        proc = start_process(node, processes.node_command(
+            module, parameters=parameters, namespace=f"{node}_{int(sig)}"))
+        assert proc.wait_for_line(ready, 120.0), proc.lines[-20:]
+        proc.send_signal(sig)
+        started = time.monotonic()
+        code = proc.wait(timeout=10.0)
+        assert time.monotonic() - started < 5.0
+        assert code == 0, proc.lines[-20:]
+        assert not any("Traceback" in line for line in proc.lines), proc.lines[-20:]
 
 
 def test_child_processes_follow_the_network_rule(domain_id, monkeypatch):

@@ -1,0 +1,41 @@
+"""The README's first command, end to end: ``python -m planning_collision.demo`` starts the four
+nodes over loopback DDS, every robot arrives without a contact, all five collision services
+answer, and the pictures are written."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+from PIL import Image
+
+from planning_collision import processes
+from planning_collision.scenario import load_scenario
+
+SERVICES = ("check_line_of_sight", "check_lines_of_sight", "check_collision", "check_path",
+            "compute_distance")
+
+
+def test_the_demo_runs_the_fleet_to_its_goals_without_contact(tmp_path, domain_id):
+    result = subprocess.run(
+        [sys.executable, "-m", "planning_collision.demo", "--output", str(tmp_path)],
+        env=processes.ros_environment(domain_id), capture_output=True, text=True, timeout=280)
+    out = result.stdout
+    assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]
+    assert "outcome: arrived" in out
+    assert "collisions: 0 (robot-robot 0, obstacles 0, map 0)" in out
+    for service in SERVICES:
+        line = next(line for line in out.splitlines() if line.strip().startswith(service))
+        assert "no answer" not in line and "refused" not in line, line
+    scenario = load_scenario(processes.config_file("scenarios/swap_room.yaml"))
+    with np.load(tmp_path / "trajectories.npz") as run:
+        assert run["names"].tolist() == list(scenario.names)
+        assert np.isfinite(run["arrival_time"]).all()  # every robot, and the person, arrived
+        assert run["contact_time"].size == 0
+    with Image.open(tmp_path / "trajectories.png") as png:
+        assert png.size[0] > 500 and png.size[1] > 300
+    with Image.open(tmp_path / "robot1_orca.gif") as gif:
+        assert gif.n_frames >= 20
+    for node in ("map_publisher", "collision_server", "fleet_sim", "orca_node"):
+        assert (tmp_path / "logs" / f"{node}.log").stat().st_size > 0
