@@ -74,6 +74,30 @@ NODES = {
 }
 
 
+def readme_default(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@pytest.mark.parametrize("node", sorted(NODES))
+def test_readme_documents_every_parameter_with_its_default(node):
+    """Each node's parameter table in the README has a row per declared parameter, and the
+    row shows the node's default."""
+    readme = (REPO / "README.md").read_text()
+    module = importlib.import_module(NODES[node][0])
+    for p in module.PARAMETERS:
+        rows = [line for line in readme.splitlines() if line.startswith(f"| `{p.name}` |")]
+        assert rows, f"README has no row for {node}'s parameter {p.name}"
+        expected = readme_default(p.default)
+        shown = []
+        for row in rows:
+            value = row.split("|")[2].strip().strip("`")
+            if len(value) >= 2 and value[0] == value[-1] == '"':
+                value = value[1:-1]
+            shown.append(value)
+        assert expected in shown, f"{p.name}: README shows {shown}, the default is {expected!r}"
+
 @pytest.mark.parametrize("node", sorted(NODES))
 def test_config_yaml_lists_exactly_the_declared_parameters(node):
     module_name, config = NODES[node]
