@@ -129,14 +129,15 @@ def launch_calls(path: Path):
 OPTIONAL_EXECUTABLES = {("rviz2", "rviz2"), ("tf2_ros", "static_transform_publisher")}
 
 
-def test_launch_files_name_only_executables_and_files_that_exist():
+def test_launch_files_name_only_executables_parameters_and_files_that_exist():
     """launch_ros has no wheel here, so the launch files are checked statically."""
     scripts = console_scripts()
     files = sorted((PACKAGE / "launch").glob("*.launch.py"))
     assert files
+    checked_parameters = 0
     for path in files:
         compile(path.read_text(), str(path), "exec")
-        nodes = 0
+        nodes = params = 0
         for name, kwargs in launch_calls(path):
             if name == "Node":
                 nodes += 1
@@ -148,10 +149,21 @@ def test_launch_files_name_only_executables_and_files_that_exist():
                     assert "condition" in kwargs, f"{path.name}: {executable} is not optional"
                     continue
                 assert executable in scripts, f"{path.name}: unknown executable {executable}"
+                declared = {p.name for p in importlib.import_module(
+                    NODES[executable][0]).PARAMETERS}
+                for entry in getattr(kwargs.get("parameters"), "elts", []):
+                    if isinstance(entry, ast.Dict):  # inline parameters: names must exist
+                        for key in entry.keys:
+                            name_ = ast.literal_eval(key)
+                            assert name_ in declared, \
+                                f"{path.name}: {executable} has no parameter {name_!r}"
+                        params += len(entry.keys)
         text = path.read_text()
         for folder, filename in re.findall(r'"(config|launch)",\s*"([^"]+)"', text):
             assert (PACKAGE / folder / filename).is_file(), f"{path.name}: {filename} missing"
         assert nodes or "IncludeLaunchDescription" in text
+        checked_parameters += params
+    assert checked_parameters  # the inline-parameter check above did run
 
 
 def test_colcon_builds_both_packages_and_they_import_from_install(tmp_path):
