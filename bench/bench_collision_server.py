@@ -6,12 +6,15 @@ Starts collision_server as its own process (loopback discovery, a domain of its 
 a 1000 x 1000 map about 20 % occupied and 1,000 obstacles, then measures from this process:
 sequential check_line_of_sight round trips, check_lines_of_sight with 10,000 rays,
 check_collision with 1,000 poses against the 1,000 obstacles, and how long queries are held
-back while 4000 x 4000 maps are being replaced. Prints a markdown table.
+back while 4000 x 4000 maps are being replaced. Prints the date, the CPU model and the core
+count, then a markdown table; exits with status 1 when a row misses its target (or the server
+does not come up, or does not report the map and obstacles in time).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import sys
 import threading
@@ -40,6 +43,20 @@ from planning_collision_interfaces.srv import (  # noqa: E402
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 RES = 0.05
+SERVICES_TIMEOUT = 300.0  # seconds for the server to start (first run: kernel compilation)
+INPUTS_TIMEOUT = 60.0  # seconds for it to report the map and the obstacles
+
+
+def machine() -> str:
+    """Date, CPU model and core count, for the README's table."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next(line.split(":", 1)[1].strip() for line in f
+                         if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{time.strftime('%Y-%m-%d')}, {model}, {os.cpu_count()} cores"
 
 
 def random_rect_map(rng, size: int, fill: float) -> np.ndarray:
@@ -84,6 +101,7 @@ def call(executor, client, request, timeout=60.0):
 
 
 def main() -> int:
+    print(machine(), flush=True)
     rng = np.random.default_rng(7)
     server = processes.RosProcess(
         "collision_server",
@@ -103,16 +121,30 @@ def main() -> int:
     collision = node.create_client(CheckCollision, "check_collision")
     rows = []
     try:
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + SERVICES_TIMEOUT
         while not (los.service_is_ready() and batch.service_is_ready()
                    and collision.service_is_ready()):
             executor.spin_once(timeout_sec=0.05)
             if time.monotonic() > deadline or not server.running():
+                why = ("exited" if not server.running()
+                       else f"offered no services within {SERVICES_TIMEOUT:g} s")
+                print(f"error: collision_server {why}; its last lines:", file=sys.stderr)
                 print("\n".join(server.lines[-20:]), file=sys.stderr)
                 return 1
+        deadline = time.monotonic() + INPUTS_TIMEOUT
         while not (server.wait_for_line("map 1000 x 1000", 0.01)
                    and server.wait_for_line("1000 obstacles received", 0.01)):
             executor.spin_once(timeout_sec=0.05)
+            if time.monotonic() > deadline or not server.running():
+                missing = [what for what, line in (("the 1000 x 1000 map", "map 1000 x 1000"),
+                                                   ("the 1,000 obstacles",
+                                                    "1000 obstacles received"))
+                           if not server.wait_for_line(line, 0.0)]
+                print(f"error: collision_server did not report {' and '.join(missing)} within "
+                      f"{INPUTS_TIMEOUT:g} s of offering its services (published latched on "
+                      f"/map and /obstacles, domain {DOMAIN}); its last lines:", file=sys.stderr)
+                print("\n".join(server.lines[-20:]), file=sys.stderr)
+                return 1
 
         # 1. Sequential single line-of-sight round trips.
         times = []
@@ -212,7 +244,8 @@ def main() -> int:
         conv_ms = [float(line.split("converted in ")[1].split(" ms")[0]) for line in conversions]
         worst = max(busy) * 1e3
         rows.append((f"4000x4000 map swapped in: conversion ({len(conv_ms)} maps, max)",
-                     f"{max(conv_ms):.2f} ms", "report", True))
+                     f"{max(conv_ms):.2f} ms" if conv_ms else "no map reported", "report",
+                     bool(conv_ms)))
         rows.append(("query latency while maps arrive: max (quiet max)",
                      f"{worst:.1f} ms ({max(quiet) * 1e3:.1f} ms)", "report", True))
     finally:
@@ -224,6 +257,10 @@ def main() -> int:
     print("| --- | --- | --- | --- |")
     for name, value, target, ok in rows:
         print(f"| {name} | {value} | {target} | {'pass' if ok else 'FAIL'} |")
+    failed = [name for name, _, _, ok in rows if not ok]
+    if failed:
+        print(f"{len(failed)} row(s) missed the target: {'; '.join(failed)}", file=sys.stderr)
+        return 1
     return 0
 
 
