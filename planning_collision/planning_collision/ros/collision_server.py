@@ -250,6 +250,7 @@ class CollisionServer(Node):
         # own mutually exclusive group, so no lock is needed).
         self._next_marker_id: dict[str, int] = {}
         self._obstacle_namespaces: set[str] = set()
+        self._marker_subscribers = 0
 
         inputs = MutuallyExclusiveCallbackGroup()
         queries = ReentrantCallbackGroup()
@@ -764,6 +765,12 @@ class CollisionServer(Node):
 
     @topic_callback("marker batch")
     def _flush_markers(self) -> None:
+        # The outlines go out once per obstacle message; a subscriber that joins later (RViz
+        # started after the obstacles arrived) gets them again, as from a latched topic.
+        subscribers = self._marker_pub.get_subscription_count()
+        if subscribers > self._marker_subscribers and self._world.obstacles is not None:
+            self._queue_obstacle_markers(self._world.obstacles)
+        self._marker_subscribers = subscribers
         if not self._pending_markers:
             return
         frame = self.params.global_frame

@@ -873,6 +873,13 @@ def test_markers(start_process, client, client_factory, latched_qos):
     assert wall_xy == [*L_WALL, L_WALL[0]]  # the polygon itself (concave), closed
     (cx, cy), r = PILLAR
     assert all(math.hypot(q.x - cx, q.y - cy) == pytest.approx(r) for q in pillar.points)
+    # A subscriber that joins later (RViz started after the obstacles) gets the outlines too,
+    # without the obstacles being published again.
+    late: list[Marker] = []
+    client.node.create_subscription(MarkerArray, "/mk/collision_server/markers",
+                                    lambda msg: late.extend(msg.markers), 100)
+    assert client.spin_until(lambda: {m.ns for m in late} >= {"obstacle/l_wall",
+                                                              "obstacle/pillar"}, 10.0)
 
     def new_markers(ns, count, since):
         assert spin_until(lambda: len([m for m in received[since:] if m.ns == ns]) >= count), \
