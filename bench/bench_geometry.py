@@ -6,15 +6,21 @@ against ours before anything is timed, and timings alternate ours / peer ``--rep
 times and keep the best run of each (the machine is shared, the best run is the one least
 disturbed). Ratios, not absolute rates, are what the targets are about.
 
-Prints a markdown table (workload, ours, peer, ratio, target, pass/fail) and the numba
-cold-start costs (compile with an empty cache, load from a warm cache), measured in fresh
-subprocesses with a private ``NUMBA_CACHE_DIR``.
+Prints the date, the CPU model (from ``/proc/cpuinfo``) and the core count first (for the
+README table), then a markdown table (workload, ours, peer, ratio, target, pass/fail) and the
+numba cold-start costs (compile with an empty cache, load from a warm cache), measured in
+fresh subprocesses with a private ``NUMBA_CACHE_DIR``.
+
+Exit status, as in ``bench_grid.py``: 0 when every target is met, 1 when answers disagree
+before timing, 2 when a target is missed.
 """
 
 import argparse
+import datetime
 import json
 import math
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -45,6 +51,29 @@ try:
     import Box2D
 except ImportError:  # optional peer
     Box2D = None
+
+
+# ----------------------------------------------------------------------------- machine
+def machine_header():
+    """One line for the README table: date, CPU model (``/proc/cpuinfo``), core counts."""
+    model = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "Hardware", "cpu model"):
+                    model = value.strip()
+                    break
+    except OSError:
+        pass
+    model = model or platform.processor() or platform.machine() or "unknown CPU"
+    cores = os.cpu_count()
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        usable = cores
+    now = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    return f"date: {now}; CPU: {model}; cores: {cores} ({usable} usable by this process)"
 
 
 # ----------------------------------------------------------------------------- workloads
@@ -476,9 +505,9 @@ def main():
         "--peer-pairs", type=int, default=10_000, help="pairs for the coal / fcl Python-loop rows"
     )
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-start runs")
-    parser.add_argument("--strict", action="store_true", help="exit 1 if a target fails")
     args = parser.parse_args()
 
+    print(machine_header())
     t0 = time.perf_counter()
     warm = warmup()
     print(
@@ -509,9 +538,11 @@ def main():
     if Box2D is not None:
         versions.append(f"Box2D {Box2D.__version__}")
     print(f"\npeers: {', '.join(versions)}; best of {args.repeat} interleaved runs each")
-    if table.failed and args.strict:
-        raise SystemExit(f"targets failed: {table.failed}")
+    if table.failed:
+        print(f"targets missed: {table.failed}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,13 +1,20 @@
 """Benchmark of planning_collision.grid against scikit-image on one seeded workload.
 
-Run: ``.venv/bin/python bench/bench_grid.py``. Prints a markdown table
+Run: ``.venv/bin/python bench/bench_grid.py``. Prints the date, the CPU model (from
+``/proc/cpuinfo``) and the core count first (for the README table), then a markdown table
 (workload, ours, peer, ratio, target, pass/fail). Answers are checked identical before
 anything is timed; each timing is the best of several repetitions in this one run (wall
 clock), compared functions taking turns.
+
+Exit status, as in ``bench_geometry.py``: 0 when every target is met, 1 when answers
+disagree before timing, 2 when a target is missed.
 """
 
 from __future__ import annotations
 
+import datetime
+import os
+import platform
 import sys
 import time
 
@@ -26,6 +33,28 @@ MAP_SIZE = 1000
 N_RAYS = 10_000
 MAX_RAY = 300
 N_POSES = 100_000
+
+
+def machine_header() -> str:
+    """One line for the README table: date, CPU model (``/proc/cpuinfo``), core counts."""
+    model = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "Hardware", "cpu model"):
+                    model = value.strip()
+                    break
+    except OSError:
+        pass
+    model = model or platform.processor() or platform.machine() or "unknown CPU"
+    cores = os.cpu_count()
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        usable = cores
+    now = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    return f"date: {now}; CPU: {model}; cores: {cores} ({usable} usable by this process)"
 
 
 def random_rect_map(rng, size, fill=0.20):
@@ -84,6 +113,7 @@ def best_of_interleaved(fns, repeat):
 
 
 def main() -> int:
+    print(machine_header())
     t0 = time.perf_counter()
     warm = warmup()
     print(f"warmup (compile or cache load): {warm:.2f} s (process start to here "
@@ -174,7 +204,11 @@ def main() -> int:
     print("| --- | --- | --- | --- | --- | --- |")
     for name, ours, peer, ratio, target, ok in rows:
         print(f"| {name} | {ours} | {peer} | {ratio} | {target} | {'pass' if ok else 'FAIL'} |")
-    return 0 if all(r[-1] for r in rows) else 2
+    missed = [r[0] for r in rows if not r[-1]]
+    if missed:
+        print(f"targets missed: {missed}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":

@@ -18,9 +18,11 @@ Conventions and tolerances
     * Touching counts as intersecting everywhere: distance 0, ``intersecting`` True,
       ``sat_overlap`` True, penetration depth 0.
     * "Touching" means a gap of at most ``TOUCH_REL`` (16 machine epsilons, about 3.6e-15)
-      times the local coordinate scale of the pair (the Minkowski-difference coordinates,
-      i.e. shape sizes and separation, not the distance from the world origin). Gaps of
-      1e-9 at unit scale are reported exactly; see :mod:`.tolerances` for all constants.
+      times the coordinate scale of the pair (the largest absolute coordinate of the
+      Minkowski difference ``A - B``, i.e. shape sizes and separation, not the distance
+      from the world origin), for every query (GJK, penetration, SAT, batch kernels) and
+      every contact feature. Gaps of 1e-9 at unit scale are reported exactly; see
+      :mod:`.tolerances` for all constants.
     * Separated shapes: witness points lie on each boundary and ``|point_a - point_b| ==
       distance`` to rounding; accuracy is about 1e-15 relative (tested against shapely to
       1e-9 absolute). Intersecting shapes: both witness points are one common point.

@@ -218,7 +218,12 @@ def _boxes_kernel(a, b, out):
 
 def boxes_overlap_batch(boxes_a, boxes_b):
     """Row-wise overlap (touching included) of oriented boxes, rows ``cx, cy, heading,
-    length, width`` (Apollo convention); returns a bool array (N,)."""
+    length, width`` (Apollo convention); returns a bool array (N,).
+
+    Each answer is the one ``sat_overlap`` and ``gjk_distance(...).intersecting`` give for
+    ``ConvexShape.box`` of the two rows, touching within the touch tolerance included (see
+    :mod:`.sat` and :mod:`.tolerances`).
+    """
     try:
         a = np.ascontiguousarray(boxes_a, dtype=np.float64)
         b = np.ascontiguousarray(boxes_b, dtype=np.float64)

@@ -28,9 +28,11 @@ sliver at 1e5 still gets the right support points and a gap of 1e-12 is still re
 separation normal comes from the Minkowski difference too, never from witness differences.
 
 Conventions: ``distance == 0`` and ``intersecting`` when the shapes touch or overlap
-(touching means a gap of at most ``TOUCH_REL`` times the local coordinate scale, see
-:mod:`.tolerances`). Witness points lie on the shapes' boundaries when separated; when they
-intersect both witness points are the same point, one that lies in both shapes.
+(touching means a core gap of at most ``TOUCH_REL`` times :func:`pair_scale`, the largest
+absolute coordinate of the Minkowski difference, see :mod:`.tolerances`; the same rule for
+every contact feature, vertex-vertex included, and the rule the SAT tests use). Witness
+points lie on the shapes' boundaries when separated; when they intersect both witness points
+are the same point, one that lies in both shapes.
 """
 
 import math
@@ -83,14 +85,41 @@ def argmin_dot(p, n, dx, dy):
 
 
 @njit(cache=True)
+def pair_scale(pa, na, pb, nb):
+    """Largest absolute coordinate of the Minkowski difference of ``pa[:na]`` and
+    ``pb[:nb]``: ``max |a_i - b_j|`` over both axes and all pairs, from the two bounding
+    boxes. It measures the pair's sizes and separation, not its distance from the world
+    origin, and is the scale of the touch tolerance (see :mod:`.tolerances`).
+    """
+    lax = hax = pa[0, 0]
+    lay = hay = pa[0, 1]
+    for i in range(1, na):
+        x = pa[i, 0]
+        y = pa[i, 1]
+        lax = min(lax, x)
+        hax = max(hax, x)
+        lay = min(lay, y)
+        hay = max(hay, y)
+    lbx = hbx = pb[0, 0]
+    lby = hby = pb[0, 1]
+    for i in range(1, nb):
+        x = pb[i, 0]
+        y = pb[i, 1]
+        lbx = min(lbx, x)
+        hbx = max(hbx, x)
+        lby = min(lby, y)
+        hby = max(hby, y)
+    return max(max(hax - lbx, hbx - lax), max(hay - lby, hby - lay))
+
+
+@njit(cache=True)
 def gjk_core(pa, na, pb, nb):
     """Closest points of the hulls of ``pa[:na]`` and ``pb[:nb]`` (radii ignored).
 
     Returns ``(dist, pax, pay, pbx, pby, nx, ny, status, iterations, scale)``: the core
     distance (0.0 unless ``status`` is SEPARATED), the witness points, the unit normal from
     A to B (0, 0 unless separated), SEPARATED / TOUCHING / OVERLAPPING, the iteration count
-    and the largest absolute Minkowski-difference coordinate of the final simplex (the scale
-    of the relative tolerances).
+    and :func:`pair_scale` (the scale of the relative tolerances).
     """
     max_iter = 4 * (na + nb) + 32
     # simplex slots: shape points a_k, b_k, their indices, barycentric weight l_k
@@ -140,7 +169,8 @@ def gjk_core(pa, na, pb, nb):
     d2 = 0.0
     vx = 0.0
     vy = 0.0
-    scale = 0.0
+    scale = pair_scale(pa, na, pb, nb)
+    touch = TOUCH_REL * scale
     status = SEPARATED
     it = 0
     while it < max_iter:
@@ -285,10 +315,7 @@ def gjk_core(pa, na, pb, nb):
             else:  # squared distance underflows: hypot keeps the precision
                 dist = math.hypot(vx, vy)
         # ---------------------------------------------------------- stopping tests
-        scale = max(abs(w1x), abs(w1y))
-        if count == 2:
-            scale = max(scale, max(abs(a2x - b2x), abs(a2y - b2y)))
-        if dist <= TOUCH_REL * scale:
+        if dist <= touch:
             status = TOUCHING
             break
         if d2 >= prev_d2 and s_count > 0:
@@ -366,22 +393,16 @@ def gjk_core(pa, na, pb, nb):
         pay = a1y
         pbx = b1x
         pby = b1y
-        scale = max(abs(a1x - b1x), abs(a1y - b1y))
     elif count == 2:
         pax = l1 * a1x + l2 * a2x
         pay = l1 * a1y + l2 * a2y
         pbx = l1 * b1x + l2 * b2x
         pby = l1 * b1y + l2 * b2y
-        scale = max(max(abs(a1x - b1x), abs(a1y - b1y)), max(abs(a2x - b2x), abs(a2y - b2y)))
     else:
         pax = l1 * a1x + l2 * a2x + l3 * a3x
         pay = l1 * a1y + l2 * a2y + l3 * a3y
         pbx = l1 * b1x + l2 * b2x + l3 * b3x
         pby = l1 * b1y + l2 * b2y + l3 * b3y
-        scale = max(
-            max(max(abs(a1x - b1x), abs(a1y - b1y)), max(abs(a2x - b2x), abs(a2y - b2y))),
-            max(abs(a3x - b3x), abs(a3y - b3y)),
-        )
     nx = 0.0
     ny = 0.0
     if status != SEPARATED:

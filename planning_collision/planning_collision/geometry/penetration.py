@@ -21,6 +21,9 @@ Conventions for :class:`PenetrationResult` ``(depth, normal, point_a, point_b)``
   of the contact feature (the overlap of the reference face and the incident feature);
 * ``depth`` is ``-distance`` when the shapes are apart, so
   ``signed_distance(a, b) == -penetration(a, b).depth`` always;
+* shapes that touch within the tolerance GJK uses (``TOUCH_REL`` times the pair's scale,
+  see :mod:`.tolerances`) get a depth of exactly 0, whichever side of zero the
+  rounded depth fell on, so ``depth == 0``, ``sat_mtv == 0`` and ``distance == 0`` agree;
 * two identical points or discs have no preferred direction: the normal is then (1, 0).
 """
 
@@ -32,7 +35,7 @@ from numba import njit
 
 from .gjk import SEPARATED, _check_shape, argmin_dot, gjk_core, inflate
 from .hull import convex_hull_into, is_convex_ccw
-from .tolerances import EPS
+from .tolerances import EPS, TOUCH_REL
 
 
 class PenetrationResult(NamedTuple):
@@ -138,21 +141,22 @@ def _contact_on_face(ref, nref, face, inc, ninc, depth):
 
 
 @njit(cache=True)
-def sat_depth(ha, na, hb, nb):
+def sat_depth(ha, na, hb, nb, touch):
     """Exact penetration of two CCW hulls that touch or overlap (radii ignored).
 
     Returns ``(depth, nx, ny, pax, pay, pbx, pby)`` with the normal pointing from A to B.
-    The depth is clamped at 0 (a negative value can only come from rounding when the
-    caller already knows the hulls intersect).
+    A depth of at most ``touch`` (the touch tolerance, see :mod:`.tolerances`) is a touch
+    and reported as exactly 0, like GJK reports distance 0 for a gap within it; a negative
+    value can only come from rounding, since the caller already knows the hulls intersect.
     """
     best_a, face_a = _face_best(ha, na, hb, nb, math.inf)
     best_b, face_b = _face_best(hb, nb, ha, na, best_a)
     if face_b >= 0:
-        depth = max(best_b, 0.0)
+        depth = best_b if best_b > touch else 0.0
         mx, my, qbx, qby, qax, qay = _contact_on_face(hb, nb, face_b, ha, na, depth)
         return depth, -mx, -my, qax, qay, qbx, qby
     if face_a >= 0:
-        depth = max(best_a, 0.0)
+        depth = best_a if best_a > touch else 0.0
         nx, ny, qax, qay, qbx, qby = _contact_on_face(ha, na, face_a, hb, nb, depth)
         return depth, nx, ny, qax, qay, qbx, qby
     # two single points (equal, since the caller saw them intersect)
@@ -165,10 +169,10 @@ def _from_gjk(dist, pax, pay, pbx, pby, nx, ny, status, scale, ha, na, ra, hb, n
     if status == SEPARATED:
         hit = inflate(dist, pax, pay, pbx, pby, nx, ny, status, scale, ra, rb)[5]
         depth = ra + rb - dist
-        if hit:
-            depth = max(depth, 0.0)  # a gap within the touch tolerance is a touch
+        if hit and depth <= TOUCH_REL * max(scale, ra + rb):
+            depth = 0.0  # within the touch tolerance either way: a touch
         return depth, nx, ny, pax + ra * nx, pay + ra * ny, pbx - rb * nx, pby - rb * ny
-    depth, nx, ny, pax, pay, pbx, pby = sat_depth(ha, na, hb, nb)
+    depth, nx, ny, pax, pay, pbx, pby = sat_depth(ha, na, hb, nb, TOUCH_REL * scale)
     return (
         depth + ra + rb,
         nx,

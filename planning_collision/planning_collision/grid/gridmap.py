@@ -247,11 +247,42 @@ class GridMap:
     def line_of_sight(
         self, start_xy, goal_xy, mode: str = "bresenham", out_of_map: str = "blocked"
     ) -> WorldLosResult:
-        """Line of sight between two world points.
+        """Line of sight between two world points, decided on the cells that contain them.
 
-        Both points are mapped to their cells (:meth:`world_to_cell`) and the cells are
-        traversed with :func:`planning_collision.grid.line_of_sight` in the given mode; the
-        first blocked point is the centre of the first blocked cell.
+        What is checked, exactly:
+
+        1. Both world points are snapped to the cells that contain them, with the same
+           arithmetic as :meth:`world_to_cell` (floor in the map frame, origin yaw
+           honoured). Nothing of the points' position inside their cells is kept.
+        2. The cell walk of :func:`planning_collision.grid.line_of_sight` runs from the start
+           cell to the goal cell in ``mode``, i.e. along the segment between the two cell
+           *centres*; both end cells are checked. Cells outside the map follow
+           ``out_of_map`` (``"blocked"`` by default, so a point outside the map, or a walk
+           leaving it, is never clear).
+        3. The result: ``clear``; ``first_blocked_cell``, the first blocked cell in walk
+           order from the start; ``first_blocked_point``, that cell's *centre* in world
+           coordinates (not the point where the world segment enters the cell: it need not
+           even lie on the segment between the given points); ``cells_checked``.
+
+        With endpoints off their cell centres the walked segment differs from the segment
+        between the given points by up to half a cell diagonal (``resolution / sqrt(2)``)
+        at each end, so no mode is exact for the world segment:
+
+        * ``"supercover"`` lists every cell whose open interior the *centre-to-centre*
+          segment crosses. The world segment can cross cells it misses (for example a
+          diagonal neighbour of the start cell when the start point sits in a corner of its
+          cell), and can miss cells it lists.
+        * ``"conservative"`` also takes both side cells at every lattice corner the
+          centre-to-centre segment passes, so that segment cannot slip diagonally between two
+          blocked cells; it is conservative for that segment only, not for the world
+          segment, which can still clip a blocked cell next to the walk.
+        * ``"bresenham"`` visits one cell per major-axis step of the cell walk.
+
+        When the world segment itself must be guaranteed free, check a thin capsule around
+        it instead: ``footprint_collides(grid, ConvexShape.capsule(start_xy, goal_xy, r),
+        [(0, 0, 0)])`` reports every cell within ``r`` of the segment (exact rasterisation),
+        or snap the endpoints to cell centres before calling this method, which makes the
+        walk exact for the given points.
         """
         from .line_of_sight import _run
         from .validation import mode_code, out_of_map_blocked

@@ -12,6 +12,7 @@ from planning_collision.geometry import (
     pack_shapes,
     penetration,
     penetration_batch,
+    sat_overlap,
     signed_distance_batch,
 )
 
@@ -183,3 +184,78 @@ def test_bad_boxes_raise():
         boxes_overlap_batch(np.zeros((1, 4)), np.zeros((1, 4)))
     with pytest.raises(ValueError, match="rows"):
         gjk_distance_batch(np.zeros((2, 1, 2)), [1, 1], 0.0, np.zeros((3, 1, 2)), [1, 1, 1], 0.0)
+
+
+# ----------------------------------------------------------------------------- far away
+# Rows near (offset, -offset); the oracles see the same stored floats shifted back by the
+# offset (exact, see test_penetration.py): distances and depths keep a 1e-12 tolerance
+# (FAR_TOL), witness points (absolute coordinates) FAR_ULPS = 8 float spacings of the
+# offset (9.3e-10 at 1e6).
+FAR_TOL = 1e-12
+FAR_ULPS = 8
+
+
+@pytest.mark.parametrize("offset", [1e5, 1e6, -1e6])
+def test_distance_batches_at_large_coordinates(rng, geo, offset):
+    shift = np.array([offset, -offset])
+    tol_pt = FAR_ULPS * np.spacing(abs(offset))
+    n = 2000
+    pa, ca = geo.random_convex_batch(rng, n, spread=2.0)
+    pb, cb = geo.random_convex_batch(rng, n, spread=2.0)
+    pa, pb = pa + shift, pb + shift
+    ga = geo.polygons_from_batch(pa - shift, ca)
+    gb = geo.polygons_from_batch(pb - shift, cb)
+    zeros = np.zeros(n)
+    res = gjk_distance_batch(pa, ca, zeros, pb, cb, zeros)
+    hit = shapely.intersects(ga, gb)
+    assert 0.2 < hit.mean() < 0.8
+    np.testing.assert_array_equal(res.intersecting, hit)
+    assert np.max(np.abs(res.distance - shapely.distance(ga, gb))) <= FAR_TOL
+    sep = ~hit
+    wa, wb = res.point_a - shift, res.point_b - shift
+    assert np.max(shapely.distance(shapely.points(wa[sep]), shapely.boundary(ga[sep]))) <= tol_pt
+    assert np.max(shapely.distance(shapely.points(wb[sep]), shapely.boundary(gb[sep]))) <= tol_pt
+    np.testing.assert_allclose(np.hypot(*(res.point_a - res.point_b)[sep].T), res.distance[sep],
+                               atol=tol_pt, rtol=0)
+    # signed distance: -depth (exact SAT depth, numpy brute force) or the distance
+    sd = signed_distance_batch(pa, ca, zeros, pb, cb, zeros)
+    ref = np.array([
+        -geo.sat_depth_reference(pa[k, : ca[k]] - shift, pb[k, : cb[k]] - shift) if hit[k]
+        else res.distance[k] for k in range(n)
+    ])
+    assert np.max(np.abs(sd - ref)) <= FAR_TOL
+    # the scalar API on the same rows gives the same answers
+    for k in range(0, n, 41):
+        a, b = ConvexShape(pa[k, : ca[k]]), ConvexShape(pb[k, : cb[k]])
+        r = gjk_distance(a, b)
+        assert r.intersecting == res.intersecting[k]
+        assert r.distance == pytest.approx(res.distance[k], abs=FAR_TOL)
+        assert penetration(a, b).depth == pytest.approx(-sd[k], abs=FAR_TOL)
+    # polygon-disc pairs
+    centres = rng.uniform(-5, 5, (n, 1, 2)) + shift
+    radii = rng.uniform(0.05, 2.0, n)
+    disc = gjk_distance_batch(pa, ca, 0.0, centres, np.ones(n, np.int64), radii)
+    core = shapely.distance(ga, shapely.points(centres[:, 0] - shift))
+    np.testing.assert_array_equal(disc.intersecting, core <= radii)
+    assert np.max(np.abs(disc.distance - np.maximum(core - radii, 0.0))) <= FAR_TOL
+    sd_disc = signed_distance_batch(pa, ca, 0.0, centres, np.ones(n, np.int64), radii)
+    far = core > 0
+    assert np.max(np.abs(sd_disc[far] - (core[far] - radii[far]))) <= FAR_TOL
+
+
+@pytest.mark.parametrize("offset", [1e5, 1e6, -1e6])
+def test_boxes_overlap_batch_at_large_coordinates(rng, geo, offset):
+    n = 20_000
+    a, b = geo.random_boxes(rng, n), geo.random_boxes(rng, n)
+    a[:, :2] += (offset, -offset)
+    b[:, :2] += (offset, -offset)
+    got = boxes_overlap_batch(a, b)
+    # shapely's predicates are exact on the (independently computed) corners; a random pair
+    # within their 1e-10 rounding of touching has probability ~1e-10
+    ref = shapely.intersects(geo.box_polygons(a), geo.box_polygons(b))
+    assert 0.05 < ref.mean() < 0.95
+    np.testing.assert_array_equal(got, ref)
+    for k in range(0, n, 97):  # the scalar box test on ConvexShape.box agrees exactly
+        x = ConvexShape.box(a[k, :2], *a[k, 2:])
+        y = ConvexShape.box(b[k, :2], *b[k, 2:])
+        assert sat_overlap(x, y) == got[k] == gjk_distance(x, y).intersecting

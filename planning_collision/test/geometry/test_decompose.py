@@ -139,3 +139,34 @@ def test_collinear_and_repeated_vertices_are_cleaned():
 def test_bad_polygons_raise(verts, message):
     with pytest.raises(ValueError, match=message):
         decompose(verts)
+
+
+@pytest.mark.parametrize("offset", [1e3, 1e6, -1e6])
+def test_decomposition_far_from_the_origin(rng, offset):
+    """Polygons near (offset, -offset). The pieces use the input vertices only (compared
+    exactly); their union is checked with shapely on the same floats shifted back by the
+    offset (an exact subtraction), so the area tolerance stays 1e-9 of the polygon's area."""
+    shift = np.array([offset, -offset])
+    wall = np.array([(0, 0), (4, 0), (4, 1), (1, 1), (1, 3), (0, 3)], float) + shift
+    pieces = decompose(wall)
+    check_exact(wall - shift, [ConvexShape._trusted(p.points - shift, 0.0) for p in pieces])
+    assert len(pieces) == 2
+    notch = ConvexShape.point(np.array([2.5, 2.0]) + shift)
+    assert all(not gjk_distance(p, notch).intersecting for p in pieces)
+    done = 0
+    for _ in range(60):
+        n = int(rng.integers(4, 30))
+        verts = star_polygon(rng, n) + shift
+        local = verts - shift  # exact: the stored floats at unit scale
+        if not shapely.Polygon(local).is_valid:
+            continue
+        for v in (verts, verts[::-1]):
+            pieces = decompose(v)
+            given = {tuple(p) for p in v.tolist()}
+            for p in pieces:
+                assert {tuple(q) for q in p.points.tolist()} <= given
+                assert is_convex_ccw(p.points, p.points.shape[0])
+            check_exact(v - shift, [ConvexShape._trusted(p.points - shift, 0.0) for p in pieces])
+            assert len(pieces) <= n - 2
+        done += 1
+    assert done > 30

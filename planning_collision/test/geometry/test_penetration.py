@@ -13,6 +13,7 @@ from planning_collision.geometry import (
     gjk_distance,
     penetration,
     sat_mtv,
+    sat_overlap,
     signed_distance,
 )
 
@@ -175,3 +176,80 @@ def test_property_antisymmetric_normal_and_finite(pa, pb, ra, rb):
     if abs(r1.depth) > 1e-9 and r1.depth < 0:
         np.testing.assert_allclose(r1.normal, -r2.normal, atol=1e-6)
     assert (r1.depth >= 0) == gjk_distance(a, b).intersecting or abs(r1.depth) <= 1e-12
+
+
+# ----------------------------------------------------------------------------- far away
+# Shapes near (offset, -offset). Their stored coordinates are rounded to the float spacing
+# there (np.spacing(1e6) ~ 1.2e-10); the oracles see the very same floats shifted back by
+# the offset, a subtraction that is exact (Sterbenz: every coordinate is within a factor 2
+# of the offset), so they measure the same geometry at unit scale. Depths and distances are
+# computed from coordinate differences, so their error stays about EPS times the pair's size
+# wherever the pair is: FAR_TOL = 1e-12, tighter than TOL. Contact and witness points are
+# absolute coordinates, rounded to the float spacing of the offset: FAR_ULPS = 8 spacings
+# (9.3e-10 at 1e6).
+FAR_TOL = 1e-12
+FAR_ULPS = 8
+
+
+@pytest.mark.parametrize("offset", [1e3, 1e5, 1e6, -1e6])
+def test_penetration_and_mtv_at_large_coordinates(rng, geo, offset):
+    shift = np.array([offset, -offset])
+    tol_pt = FAR_ULPS * np.spacing(abs(offset))
+    n = 400
+    pa, ca = geo.random_convex_batch(rng, n, 3, 10, spread=1.5)
+    pb, cb = geo.random_convex_batch(rng, n, 3, 10, spread=1.5)
+    hits = 0
+    for k in range(n):
+        a = ConvexShape(pa[k, : ca[k]] + shift)
+        b = ConvexShape(pb[k, : cb[k]] + shift)
+        la, lb = a.points - shift, b.points - shift  # exact: the same geometry at unit scale
+        ga, gb = shapely.Polygon(la), shapely.Polygon(lb)
+        r = penetration(a, b)
+        hit = ga.intersects(gb)
+        ref = geo.sat_depth_reference(la, lb) if hit else -ga.distance(gb)
+        assert abs(r.depth - ref) <= FAR_TOL, (k, r.depth, ref)
+        assert abs(np.hypot(*r.normal) - 1.0) <= 1e-12
+        np.testing.assert_allclose(r.point_a - r.point_b, r.depth * r.normal, atol=tol_pt, rtol=0)
+        assert signed_distance(a, b) == 0.0 - r.depth
+        assert sat_overlap(a, b) == hit == (r.depth >= 0.0)
+        mtv = sat_mtv(a, b)
+        if not hit:
+            assert mtv.tolist() == [0.0, 0.0]
+            continue
+        hits += 1
+        assert ga.boundary.distance(shapely.Point(r.point_a - shift)) <= tol_pt
+        assert gb.boundary.distance(shapely.Point(r.point_b - shift)) <= tol_pt
+        np.testing.assert_allclose(mtv, r.depth * r.normal, atol=1e-12, rtol=0)
+        # moving B by the MTV leaves it touching (up to the rounding of the moved
+        # coordinates), a little more separates it
+        assert gjk_distance(a, ConvexShape(b.points + mtv)).distance <= tol_pt
+        apart = gjk_distance(a, ConvexShape(b.points + mtv + 1e-6 * r.normal))
+        assert not apart.intersecting and apart.distance >= 1e-6 - tol_pt
+    assert 100 < hits < n - 50
+
+
+@pytest.mark.parametrize("offset", [1e5, 1e6, -1e6])
+def test_rounded_shapes_at_large_coordinates(rng, offset):
+    """Discs, capsules and rounded polygons far away: analytic depths, same tolerances."""
+    shift = np.array([offset, -offset])
+    for _ in range(300):
+        c1, c2 = rng.uniform(-2, 2, (2, 2))
+        r1, r2 = rng.uniform(0.1, 2, 2)
+        res = penetration(ConvexShape.circle(c1 + shift, r1), ConvexShape.circle(c2 + shift, r2))
+        # the centres as stored, shifted back exactly
+        d1, d2 = (c1 + shift) - shift, (c2 + shift) - shift
+        assert res.depth == pytest.approx(r1 + r2 - np.hypot(*(d2 - d1)), abs=FAR_TOL)
+        p0, p1, q0, q1 = rng.uniform(-2, 2, (4, 2))
+        ra, rb = rng.uniform(0.05, 0.5, 2)
+        cap_a = ConvexShape.capsule(p0 + shift, p1 + shift, ra)
+        cap_b = ConvexShape.capsule(q0 + shift, q1 + shift, rb)
+        sa = shapely.LineString(cap_a.points - shift)
+        sb = shapely.LineString(cap_b.points - shift)
+        core = sa.distance(sb)
+        res = penetration(cap_a, cap_b)
+        if core > 0:
+            assert res.depth == pytest.approx(ra + rb - core, abs=FAR_TOL)
+        else:
+            assert res.depth >= ra + rb - FAR_TOL  # crossing cores: core depth + both radii
+        assert gjk_distance(cap_a, cap_b).intersecting == (core <= ra + rb)
+        assert sat_overlap(cap_a, cap_b) == (core <= ra + rb)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from shapely.geometry import LineString, Point, Polygon, box
 
+from planning_collision.geometry import ConvexShape
 from planning_collision.grid import (
     GridMap,
     convex_hull_ccw,
@@ -26,7 +27,8 @@ class Shape:
 
 def _shapely_cells(grid, shape, pose):
     """Oracle: cells whose square overlaps the footprint with positive area (shapely), plus
-    the cells too close to call (|distance - r| or overlap area within 1e-9)."""
+    the cells too close to call (|distance - r| or overlap area within 1e-9, or, for
+    radius 0, a zero-area contact within 1e-9)."""
     pts = np.atleast_2d(shape.points if hasattr(shape, "points") else shape)
     r = getattr(shape, "radius", 0.0)
     c, s = math.cos(pose[2]), math.sin(pose[2])
@@ -53,10 +55,13 @@ def _shapely_cells(grid, shape, pose):
                     sure.add((i, j))
             else:
                 area = sq.intersection(hull).area if hull.area > 0 else 0.0
-                if 0 < area < 1e-9:
-                    unsure.add((i, j))
-                elif area > 0:
+                if area >= 1e-9:
                     sure.add((i, j))
+                elif area > 0 or (hull.area > 0 and sq.distance(hull) < 1e-9):
+                    # a sliver, or a cell touching the footprint along an edge or at a
+                    # corner: which side of the cell boundary a footprint edge lying on it
+                    # ends up on is decided by the rounding of the pose transform
+                    unsure.add((i, j))
     return sure, unsure
 
 
@@ -77,9 +82,10 @@ def test_footprint_cells_equal_shapely_oracle(rng, kind):
     for it in range(60):
         shape = _random_shape(rng, kind)
         if it % 4 == 0:  # vertices and poses on the lattice: edges along cell boundaries
+            # (robot yaw = map yaw, so the robot frame is the map frame shifted by whole cells)
             shape.points = np.round(shape.points * 10) / 10
             pose = np.array([np.round(rng.uniform(0, 3), 1), np.round(rng.uniform(0, 3), 1),
-                             -0.4])
+                             0.4])
             pose[:2] = grid.cell_to_world(grid.world_to_cell(pose[:2])) - 0.05 * np.array(
                 [math.cos(0.4) - math.sin(0.4), math.sin(0.4) + math.cos(0.4)])
         else:
@@ -90,6 +96,90 @@ def test_footprint_cells_equal_shapely_oracle(rng, kind):
         assert ours <= sure | unsure
         checked += len(sure)
     assert checked > 500
+
+
+def _real_shape(rng, kind, on_lattice=False):
+    """A real ``geometry.ConvexShape`` footprint and, for the oracle, the same region described
+    independently from the constructor's parameters (its points and radius are not used).
+
+    ``on_lattice``: a box with heading 0 and corners on multiples of 0.1 m (the test grid's
+    resolution), so that its edges run exactly along cell boundaries.
+    """
+    if kind == "box":
+        if on_lattice:
+            c = np.round(rng.uniform(-0.3, 0.3, 2), 1)
+            length, width = 0.2 * rng.integers(1, 5, 2)
+            heading = 0.0
+        else:
+            c = rng.normal(size=2) * 0.1
+            heading = rng.uniform(-np.pi, np.pi)
+            length, width = rng.uniform(0.05, 0.8, 2)
+        u = np.array([math.cos(heading), math.sin(heading)]) * length / 2
+        v = np.array([-math.sin(heading), math.cos(heading)]) * width / 2
+        oracle = Shape([c + u + v, c - u + v, c - u - v, c + u - v], 0.0)
+        return ConvexShape.box(c, heading, length, width), oracle
+    if kind == "circle":
+        c, r = rng.normal(size=2) * 0.1, rng.uniform(0.02, 0.4)
+        return ConvexShape.circle(c, r), Shape([c], r)
+    if kind == "capsule":
+        p0, p1 = rng.normal(size=(2, 2)) * 0.3
+        r = rng.uniform(0.02, 0.2)
+        return ConvexShape.capsule(p0, p1, r), Shape([p0, p1], r)
+    # rounded convex polygon: vertices at sorted angles on an ellipse, clockwise on purpose
+    ang = np.sort(rng.uniform(0, 2 * np.pi, int(rng.integers(3, 8))))[::-1]
+    verts = np.c_[rng.uniform(0.1, 0.4) * np.cos(ang), rng.uniform(0.1, 0.4) * np.sin(ang)]
+    r = rng.uniform(0.01, 0.2)
+    return ConvexShape.polygon(verts, radius=r), Shape(verts, r)
+
+
+@pytest.mark.parametrize("kind", ["box", "circle", "capsule", "rounded"])
+def test_real_convex_shapes_equal_shapely_oracle(rng, kind):
+    """geometry.ConvexShape footprints (not the duck-typed stand-in) against the oracle."""
+    grid = GridMap(np.zeros((40, 40), np.int8), 0.1, origin=(-1.0, -2.0, 0.4))
+    checked = 0
+    for it in range(60):
+        lattice = kind == "box" and it % 4 == 0
+        shape, oracle = _real_shape(rng, kind, on_lattice=lattice)
+        assert isinstance(shape, ConvexShape)
+        if lattice:  # robot frame aligned with the cells (yaw = map yaw), on a cell corner
+            pose = np.array([rng.uniform(0, 3), rng.uniform(0, 3), 0.4])
+            pose[:2] = grid.cell_to_world(grid.world_to_cell(pose[:2])) - 0.05 * np.array(
+                [math.cos(0.4) - math.sin(0.4), math.sin(0.4) + math.cos(0.4)])
+        else:
+            pose = np.array([rng.uniform(-1, 3), rng.uniform(-1, 3), rng.uniform(-4, 4)])
+        ours = {tuple(c) for c in footprint_cells(grid, shape, pose).tolist()}
+        sure, unsure = _shapely_cells(grid, oracle, pose)
+        assert sure <= ours, (kind, shape, pose)
+        assert ours <= sure | unsure, (kind, shape, pose)
+        if lattice:  # the cells fully inside are certain, only slivers may be unsure
+            assert len(sure) == round(shape.box_params[3] * shape.box_params[4] / 0.01)
+        checked += len(sure)
+    assert checked > 300
+
+
+@pytest.mark.parametrize("kind", ["box", "circle", "capsule", "rounded"])
+def test_real_convex_shapes_collide_like_the_oracle_on_a_random_map(rng, random_grid_data,
+                                                                     kind):
+    data = random_grid_data(rng, 30, 30, p_occ=0.04, p_unknown=0.01)
+    grid = GridMap(data, 0.1, origin=(0.2, -0.3, -0.6))
+    blocked = grid.blocked_mask()
+    hits = 0
+    for _ in range(8):
+        shape, oracle = _real_shape(rng, kind)
+        poses = np.column_stack([rng.uniform(-0.5, 3.5, 40), rng.uniform(-1.5, 2.5, 40),
+                                 rng.uniform(-np.pi, np.pi, 40)])
+        got = footprint_collides(grid, shape, poses)
+        # the stand-in with the same points and radius takes the same path
+        same = footprint_collides(grid, Shape(shape.points, shape.radius), poses)
+        assert got.tolist() == same.tolist()
+        for k, pose in enumerate(poses):
+            sure, unsure = _shapely_cells(grid, oracle, pose)
+            outside = [(i, j) for i, j in sure if not (0 <= i < 30 and 0 <= j < 30)]
+            want = bool(outside) or any(blocked[j, i] for i, j in sure if (i, j) not in outside)
+            if not unsure:
+                assert got[k] == want, (kind, shape, pose)
+            hits += int(got[k])
+    assert 0 < hits < 8 * 40
 
 
 def test_cell_aligned_box_touching_neighbours_does_not_collide():

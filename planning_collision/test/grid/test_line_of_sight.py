@@ -107,8 +107,16 @@ def test_cover_modes_equal_brute_force(rng, brute_force_cells, mode, closed):
         assert len(as_set) == len(cells), "a cell is visited twice"
         assert as_set == brute_force_cells(s, g, closed), (s, g)
         assert tuple(cells[0]) == tuple(s) and tuple(cells[-1]) == tuple(g)
+        # A ray crosses a lattice corner exactly when some closed square is touched whose
+        # open interior is not (the oracle's two answers differ), whatever the mode.
         open_set = brute_force_cells(s, g, False)
-        corner_rays_seen += len(as_set) != len(open_set) or not closed
+        closed_set = brute_force_cells(s, g, True)
+        through_corner = closed_set != open_set
+        corner_rays_seen += through_corner
+        if through_corner:
+            # the two modes really differ on this ray: supercover steps diagonally past
+            # the corner, conservative takes the two side cells as well
+            assert (as_set == closed_set) == closed and (as_set == open_set) != closed
     assert corner_rays_seen > 100
 
 
@@ -349,3 +357,44 @@ def test_world_wrapper_equals_the_vectorised_path():
                 assert res.first_blocked_cell == tuple(first[i])
                 np.testing.assert_allclose(res.first_blocked_point,
                                            grid.cell_to_world(first[i]), atol=1e-12)
+
+
+def test_world_wrapper_walks_between_cell_centres():
+    """The documented semantics of GridMap.line_of_sight with off-centre endpoints: both
+    points snap to their cells, the walk runs centre to centre, the first blocked point is a
+    cell centre, and the world segment itself can clip a cell the walk never visits."""
+    from planning_collision.geometry import ConvexShape
+    from planning_collision.grid import footprint_cells, footprint_collides
+
+    start, goal = (0.95, 0.95), (6.5, 1.5)  # cells (0, 0) and (6, 1), start off-centre
+    free = GridMap(np.zeros((4, 8), np.int8), 1.0)
+    for mode in MODES:
+        walk = {tuple(c) for c in traversed_cells((0, 0), (6, 1), mode).tolist()}
+        res = free.line_of_sight(start, goal, mode)
+        assert res.clear and res.cells_checked == len(walk)
+    # the world segment crosses cell (1, 1) (it reaches y = 1 at x ~ 1.45); the
+    # centre-to-centre walk (y = 1 only at x = 3.5) does not, in any mode
+    thin = ConvexShape.capsule(start, goal, 1e-3)
+    world_cells = {tuple(c) for c in footprint_cells(free, thin, (0, 0, 0)).tolist()}
+    assert (1, 1) in world_cells
+    data = np.zeros((4, 8), np.int8)
+    data[1, 1] = 100
+    grid = GridMap(data, 1.0)
+    for mode in MODES:
+        assert (1, 1) not in {tuple(c) for c in traversed_cells((0, 0), (6, 1), mode).tolist()}
+        assert grid.line_of_sight(start, goal, mode).clear
+    # the capsule check suggested in the docstring does see it
+    assert footprint_collides(grid, thin, [0, 0, 0]).tolist() == [True]
+    # snapping the endpoints to their cell centres makes the walk exact for the points
+    centres = grid.cell_to_world([[0, 0], [6, 1]])
+    exact = ConvexShape.capsule(centres[0], centres[1], 1e-9)
+    assert not footprint_collides(grid, exact, [0, 0, 0])[0]
+    # first_blocked_point is the blocked cell's centre, which is not on the world segment
+    data = np.zeros((4, 8), np.int8)
+    data[1, 5] = 100
+    res = GridMap(data, 1.0).line_of_sight(start, goal, "supercover")
+    assert not res.clear and res.first_blocked_cell == (5, 1)
+    assert res.first_blocked_point == (5.5, 1.5)
+    d = np.subtract(goal, start)
+    offset = np.subtract(res.first_blocked_point, start)
+    assert abs(d[0] * offset[1] - d[1] * offset[0]) / np.hypot(*d) > 0.05

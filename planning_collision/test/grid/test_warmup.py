@@ -1,29 +1,168 @@
-"""warmup() and the public surface of planning_collision.grid."""
+"""warmup() and the public surface of planning_collision.grid.
+
+The warmup check runs in a fresh interpreter (``sys.executable``, the same environment),
+never in the pytest process: there, the other grid tests have already compiled every
+kernel, so a kernel (or an input type) that warmup() misses would go unnoticed. The child
+imports the package, records the compiled signatures of every numba dispatcher of
+``planning_collision.grid`` (none yet), calls warmup(), records them again, then calls the
+public API with the inputs users actually pass (tuples, lists, int32 and float cells,
+float32 poses, Fortran-ordered and reversed views, every line-of-sight mode, both
+out-of-map policies, scalar and batch paths, ConvexShape and plain-vertex footprints) and
+records them a third time. numba's on-disk cache is enabled, so the child loads the kernels
+instead of compiling them and the test takes a few seconds.
+"""
 
 from __future__ import annotations
 
 import ast
-import importlib
+import json
 import pathlib
+import subprocess
+import sys
+
+import planning_collision.grid as grid_pkg
+
+_PROBE = r'''
+import importlib
+import json
+import pkgutil
+
+import numpy as np
+from numba.core.registry import CPUDispatcher
 
 import planning_collision.grid as grid_pkg
 
 
-def test_warmup_runs_every_kernel():
-    seconds = grid_pkg.warmup()
-    assert isinstance(seconds, float) and seconds >= 0.0
-    # Every kernel called from Python has a compiled (or cache-loaded) signature; helpers
-    # are compiled into these.
-    los = importlib.import_module("planning_collision.grid.line_of_sight")
-    footprint = importlib.import_module("planning_collision.grid.footprint")
-    contours = importlib.import_module("planning_collision.grid.contours")
-    entry_points = [
-        los._los_kernel, los._cells_kernel,
-        footprint._footprint_batch, footprint._footprint_rows,
-        contours._padded_mask, contours._trace_rings, contours._simplify,
+def signatures():
+    found = {}
+    for info in pkgutil.iter_modules(grid_pkg.__path__):
+        module = importlib.import_module(f"{grid_pkg.__name__}.{info.name}")
+        for name, obj in vars(module).items():
+            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == module.__name__:
+                found[f"{info.name}.{name}"] = sorted(str(s) for s in obj.signatures)
+    return found
+
+
+def use_the_api():
+    from planning_collision.geometry import ConvexShape
+    from planning_collision.grid import (
+        MODES, GridMap, bresenham_cells, conservative_cells, footprint_cells,
+        footprint_collides, line_of_sight, line_of_sight_batch, occupied_polygons,
+        supercover_cells, traversed_cells,
+    )
+
+    rng = np.random.default_rng(0)
+    data = np.where(rng.random((30, 40)) < 0.2, 100, 0).astype(np.int8)
+    data[rng.random((30, 40)) < 0.05] = -1
+    grids = [
+        GridMap(data, 0.05, origin=(1, 2, 0.3)),
+        GridMap(data.ravel(), 1, width=40, height=30, unknown_is_occupied=False),
+        GridMap(np.asfortranarray(data), np.float32(0.1), origin=(0.0, 0.0),
+                occupied_threshold=np.int64(50)),
+        GridMap(data[::-1, ::2], 0.5),
     ]
-    for kernel in entry_points:
-        assert kernel.signatures, f"{kernel.__name__} not compiled by warmup"
+    cells_in = [
+        ((0, 0), (39, 29)),
+        ([3, 4], [3, 4]),
+        (np.array([5, 1], np.int32), np.array([-3, 40], np.int32)),
+        (np.array([2.0, 7.0]), np.array([30.0, 7.0])),
+        (np.array([1, 1], np.uint16), (np.int64(20), np.int8(9))),
+    ]
+    starts = rng.integers(-5, 45, (50, 2))
+    goals = rng.integers(-5, 45, (50, 2))
+    batches = [
+        (starts, goals),
+        (starts.astype(np.int32), goals.astype(np.int32)),
+        (starts.astype(np.float64), goals.astype(np.float32)),
+        (starts.tolist(), goals.tolist()),
+        (np.asfortranarray(starts)[::-1], goals[::-1]),
+        (np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64)),
+    ]
+    for mode in MODES:
+        for s, g in cells_in:
+            traversed_cells(s, g, mode)
+            for grid in grids:
+                for oob in ("blocked", "free"):
+                    line_of_sight(grid, s, g, mode=mode, out_of_map=oob)
+        for grid in grids:
+            for s, g in batches:
+                line_of_sight_batch(grid, s, g, mode=mode)
+                line_of_sight_batch(grid, s, g, mode, "free")
+            grid.line_of_sight((0.01, 0.02), [1, 1], mode=mode)
+            grid.line_of_sight(np.array([0.3, 0.1], np.float32), (2.5, 0.4), mode, "free")
+    bresenham_cells([0, 0], (5, 2))
+    supercover_cells(np.array([0, 0], np.int32), [5, 5])
+    conservative_cells((0, 0), np.array([4.0, 4.0]))
+
+    footprints = [
+        ConvexShape.box((0, 0), 0.2, 0.6, 0.4),
+        ConvexShape.circle((0.1, 0), 0.3),
+        ConvexShape.capsule((-0.2, 0), (0.2, 0), 0.1),
+        ConvexShape.polygon([(-0.2, -0.1), (0.3, -0.1), (0.1, 0.2)], radius=0.05),
+        ConvexShape.point((0, 0)),
+        np.array([[-0.3, -0.2], [0.3, -0.2], [0.3, 0.2], [-0.3, 0.2]], np.float32),
+        [[-0.3, -0.2], [0.3, -0.2], [0.0, 0.2]],
+        np.array([[0, 0], [1, 0], [0, 1]], np.int32),
+    ]
+    poses = np.column_stack([rng.uniform(0, 2, 20), rng.uniform(0, 1.5, 20),
+                             rng.uniform(-3, 3, 20)])
+    for grid in grids:
+        for fp in footprints:
+            footprint_collides(grid, fp, poses)
+            footprint_collides(grid, fp, poses.astype(np.float32), out_of_map="free")
+            footprint_collides(grid, fp, np.asfortranarray(poses)[::-1])
+            footprint_collides(grid, fp, [1, 1, 0])
+            footprint_collides(grid, fp, np.zeros((0, 3)))
+            footprint_cells(grid, fp, (1, 1, 0.5))
+            footprint_cells(grid, fp, np.array([1.0, 1.0, 0.5], np.float32))
+        occupied_polygons(grid, 0)
+        occupied_polygons(grid, np.float32(0.1))
+        grid.world_to_cell([[0.5, 0.5]])
+        grid.cell_to_world(np.array([[1, 2]], np.int32))
+        grid.is_blocked([[1, 2], [-1, 0]])
+        grid.blocked_mask()
+
+
+before = signatures()
+seconds = grid_pkg.warmup()
+warm = signatures()
+use_the_api()
+after = signatures()
+print(json.dumps({"before": before, "warm": warm, "after": after, "seconds": seconds}))
+'''
+
+# Kernels that Python code calls directly (the others are compiled into these).
+ENTRY_POINTS = {
+    "contours._padded_mask",
+    "contours._simplify",
+    "contours._trace_rings",
+    "footprint._footprint_batch",
+    "footprint._footprint_rows",
+    "line_of_sight._cells_kernel",
+    "line_of_sight._los_kernel",
+}
+
+
+def test_warmup_compiles_everything_the_api_reaches_in_a_fresh_process():
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    probe = json.loads(out.stdout.strip().splitlines()[-1])
+    before, warm, after = probe["before"], probe["warm"], probe["after"]
+    assert isinstance(probe["seconds"], float) and probe["seconds"] >= 0.0
+    # importing compiles nothing
+    assert before.keys() == warm.keys()
+    assert all(sigs == [] for sigs in before.values()), before
+    # warmup compiled (or loaded) every entry point... (kernels only called from other
+    # kernels show signatures too when this process compiled them, with an empty cache,
+    # and none when it loaded them from the cache: nothing below depends on which)
+    compiled = {name for name, sigs in warm.items() if sigs}
+    assert ENTRY_POINTS <= compiled, ENTRY_POINTS - compiled
+    assert all(len(warm[name]) == 1 for name in ENTRY_POINTS)
+    # ...and the public API with odd but valid inputs added no specialisation anywhere
+    new = {name: sorted(set(after[name]) - set(warm[name])) for name in after}
+    assert not any(new.values()), {k: v for k, v in new.items() if v}
 
 
 def test_public_names_and_no_ros_imports():
