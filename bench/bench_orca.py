@@ -11,12 +11,17 @@ Only the step itself is timed (setting pyrvo's state agent by agent is not).
 Also measures the numba compile time (cold, empty cache) and the cached load time, each in a
 fresh interpreter (``planning_collision.orca.warmup``).
 
+Prints the date, the CPU model and the core count first.  Exits with status 1 when a target
+is missed: at N >= 1000 our median step must be at most pyrvo's (ratio <= 1.0).
+
 Usage: .venv/bin/python bench/bench_orca.py [--sizes 100 1000 5000] [--states 16]
 """
 
 import argparse
+import datetime
 import math
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -113,7 +118,20 @@ def compile_times():
     return out
 
 
-def main():
+def cpu_model() -> str:
+    """The CPU model name from /proc/cpuinfo (Linux), else what platform reports."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Hardware", "Processor", "cpu model"):
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 5000])
     parser.add_argument("--states", type=int, default=16)
@@ -123,6 +141,11 @@ def main():
     from planning_collision.orca import warmup
     from planning_collision.orca.agent_threads import available_threads, resolve_threads
 
+    print(f"Date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}")
+    print(f"CPU: {cpu_model()}; cores: {os.cpu_count()} (available to this process: "
+          f"{available_threads()}); 1-min load average at the start: "
+          f"{os.getloadavg()[0]:.2f}")
+    print(flush=True)
     warmup()
     rows = []
     for n in args.sizes:
@@ -138,10 +161,13 @@ def main():
     print("| N | ours median ms | pyrvo median ms | ratio ours/pyrvo | target | pass |"
           " threads | 99.9 % of agents within |")
     print("|---:|---:|---:|---:|---|---|---:|---:|")
+    missed = []
     for n, ours, rvo, worst, _, _, threads in rows:
         ratio = ours / rvo
         target = "report" if n < 1000 else "<= 1.0"
         verdict = "-" if n < 1000 else ("pass" if ratio <= 1.0 else "FAIL")
+        if verdict == "FAIL":
+            missed.append(f"N={n}: ratio {ratio:.2f} > 1.0")
         print(f"| {n} | {ours * 1e3:.3f} | {rvo * 1e3:.3f} | {ratio:.2f} | {target} | "
               f"{verdict} | {threads} | {worst:.1e} |")
     print()
@@ -156,7 +182,11 @@ def main():
         print("|---|---:|")
         print(f"| cold compile (empty cache) | {cold:.1f} |")
         print(f"| cached load | {cached:.2f} |")
+    if missed:
+        print(f"\nFAIL: target missed ({'; '.join(missed)})", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -9,6 +9,15 @@ Public API:
 * :class:`DiffDriveLimits`, :func:`unicycle_commands`, :func:`trackable_polygon`,
   :func:`diff_drive_constraints` -- differential-drive robots (NH-ORCA);
 * :func:`warmup` -- compile or load every kernel (call once at start-up).
+
+With default options the results are RVO2's.  Options beyond RVO2 (all opt-in; see
+:mod:`planning_collision.orca.velocities` for what each contributes): per-agent
+``responsibility`` and ``reactive``; ``symmetry_breaking`` (deterministic perturbation) and
+``side_preference``; ``keep_apart`` (hard separation, with ``keep_apart_margin``); and
+``overlap_time``: by default (None) overlapping agents are separated as RVO2 does, within
+one time step, which can make their speed jump to the maximum at once; setting
+``overlap_time`` (seconds) separates them within that time instead, without velocity
+spikes.
 """
 
 from .diff_drive import (

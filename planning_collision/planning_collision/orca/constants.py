@@ -14,3 +14,8 @@ NONE = -1
 #: Speed (m/s) by which a separation half-plane is widened so that touching agents keep the
 #: zero velocity strictly feasible (see ``orca_lines.separation_line``).
 SEPARATION_SLACK = 1e-9
+
+#: Default ``keep_apart_margin``: with ``keep_apart`` the agent half-planes are computed for
+#: radii enlarged by this fraction (see ``velocities``).  A Python-level default (passed to
+#: the kernels as an argument), so changing it needs no cache clearing.
+DEFAULT_KEEP_APART_MARGIN = 0.05

@@ -11,6 +11,7 @@ command that tracks their new (holonomic) velocity, see
 import numpy as np
 
 from .agent_threads import resolve_threads
+from .constants import DEFAULT_KEEP_APART_MARGIN
 from .diff_drive import (
     DiffDriveLimits,
     check_limits,
@@ -46,18 +47,24 @@ class OrcaSimulator:
 
     ``time_step`` and the agent defaults (RVO2's ``setAgentDefaults``; the default values
     are those of RVO2's Circle example) come first.  The keyword options beyond RVO2
-    (``symmetry_breaking``, ``side_preference``, ``keep_apart``, ``overlap_time``; see
-    :mod:`planning_collision.orca.velocities`) apply to all agents; all off by default.
-    ``threads`` as in :func:`~planning_collision.orca.velocities.compute_velocities`.
+    (``symmetry_breaking``, ``side_preference``, ``keep_apart`` with ``keep_apart_margin``,
+    ``overlap_time``; see :mod:`planning_collision.orca.velocities`) apply to all agents;
+    all off by default, which reproduces RVO2.  In particular ``overlap_time=None`` is
+    RVO2's one-step separation of overlapping agents (a velocity jump of up to
+    ``overlap / time_step``); set it (seconds) to separate them gently, without velocity
+    spikes.  ``threads`` as in
+    :func:`~planning_collision.orca.velocities.compute_velocities`.
     """
 
     def __init__(self, time_step=0.25, neighbor_dist=15.0, max_neighbors=10, time_horizon=10.0,
                  time_horizon_obst=10.0, radius=1.5, max_speed=2.0, *, responsibility=0.5,
                  symmetry_breaking=0.0, side_preference=0.0, keep_apart=False,
-                 overlap_time=None, threads=None):
+                 keep_apart_margin=DEFAULT_KEEP_APART_MARGIN, overlap_time=None,
+                 threads=None):
         self._options = step_options(time_step=time_step, overlap_time=overlap_time,
                                      symmetry_breaking=symmetry_breaking,
-                                     side_preference=side_preference, keep_apart=keep_apart)
+                                     side_preference=side_preference, keep_apart=keep_apart,
+                                     keep_apart_margin=keep_apart_margin)
         resolve_threads(threads, 0)  # validate
         self.threads = threads
         self._defaults = dict(radius=radius, max_speed=max_speed, neighbor_dist=neighbor_dist,

@@ -17,16 +17,61 @@ Beyond RVO2 (all off by default, so the defaults reproduce RVO2):
 * ``reactive`` per agent: False keeps the preferred velocity (no avoidance);
 * ``symmetry_breaking``: a deterministic perturbation of the preferred velocities, of at
   most this length, drawn from ``(agent, seed)`` (RVO2's examples use random noise);
-* ``side_preference``: an agent held back by a half-plane aims this fraction of its
-  preferred speed to the right (left if negative) of its preferred velocity, so crossing
-  flows turn into a roundabout instead of a jam (0.35 is a good value);
+* ``side_preference``: an agent held back by other agents (by their half-planes or by
+  separation half-planes; obstacles and kinematic limits alone do not count) aims this
+  fraction of its preferred speed to the right (left if negative) of its preferred
+  velocity, so crossing flows turn into a roundabout instead of a jam (0.35 is a good
+  value);
 * ``keep_apart``: hard half-planes that keep every pair of agents that could touch within
   the step apart (they contain the zero velocity, so they never make the program
   infeasible), a guarantee ORCA alone loses when its program is infeasible;
-* ``overlap_time``: overlapping agents are separated within this time instead of within
-  one time step, so they part without velocity spikes;
+  ``keep_apart_margin`` (default ``DEFAULT_KEEP_APART_MARGIN`` = 0.05, used only with
+  ``keep_apart``): the agent half-planes are then computed for every radius enlarged by
+  this fraction, while the separation half-planes keep the real radii (see below);
+* ``overlap_time``: opt-in.  By default (None: the time step) overlapping agents get
+  RVO2's half-plane, which asks them to part within one time step -- a jump to up to
+  ``overlap / time_step`` (e.g. 2 m/s for a 0.5 m overlap at 0.25 s), clipped to the max
+  speed.  With ``overlap_time`` set, they part within that time instead, at about
+  ``overlap / overlap_time``, so they separate without velocity spikes;
 * ``constraint_lines``: extra hard half-planes per agent (e.g. the trackable velocities of
   a differential-drive robot, see :mod:`planning_collision.orca.diff_drive`).
+
+What each symmetry option contributes (measured in ``test/orca/test_scenarios.py``):
+
+* the perturbation alone is deterministic (a function of agent and seed) and breaks exact
+  ties such as a perfectly aligned head-on pair, but it does not unlock a symmetric
+  crowd: 32 agents on a circle of radius 30 lock up in a ring around the centre with any
+  perturbation up to 1e-2 (a ring of touching agents admits no velocity towards the
+  centre, and perturbations inside that locked set change nothing);
+* side preference is what unlocks that ring, together with a perturbation it can amplify
+  (1e-2 in the tests; 1e-3 is too small, measured): without any perturbation the ring
+  stays perfectly symmetric and locks as well;
+* ``keep_apart`` is what keeps pairs at least ``2 * radius`` apart: without it a dense
+  crowd overlaps, as in RVO2 (measured with pyrvo: its Circle with 250 agents comes to
+  2.36 for a contact distance of 3, its Blocks to 3.82 to 3.92 for a contact distance of
+  4; with side preference but no ``keep_apart`` the 32-agent circle comes to 2.99);
+* ``keep_apart_margin`` keeps a ``keep_apart`` crowd moving.  Touching agents at rest are a
+  fixed point of ORCA: each pair's half-plane passes through the current (zero) relative
+  velocity and each separation half-plane through the zero velocity, so the program stays
+  feasible and its optimum is zero for every agent whose preferred velocity points into
+  its contacts.  RVO2 never settles there because its pressed agents overlap slightly and
+  their overlap half-planes ask them to part, which keeps the crowd moving (its
+  least-violation program pushes agents aside).  Hard separation stops every pair exactly
+  at contact, so without a margin a pressed crowd freezes for good (Blocks with the
+  RVO2-sized perturbation: 1 agent of 100 within 20 of its goal after 3,000 steps).  With
+  the margin ORCA sees pressed pairs as overlapping while the real discs are still apart:
+  inside the margin the crowd moves as RVO2's does, and the separation half-planes keep
+  the real discs apart.  Blocks with the RVO2-sized perturbation and ``keep_apart``: 95 %
+  of the agents within 20 of their goals after 3,000 to 5,500 steps in 22 of 24 runs
+  (noise sequences), against 2,850 to 5,030 for RVO2 itself (16 sequences); in the other two,
+  agents meeting head-on along a wall hold a few up (93-94 % at step 6,000); with side
+  preference added the same two sequences reach 95 % after 3,378 and 3,195 steps.
+
+The scenario tests therefore use all of them ("symmetry breaking on": perturbation 1e-2,
+side preference 0.35, ``keep_apart`` with the default margin): only this combination
+brings Circle (250 and 32 agents) and Blocks to their goals without any pair closer than
+``2 * radius``; on Blocks it reaches 95 % within 20 of the goals after 2,250 to 3,750
+steps (24 runs), faster than RVO2.
 """
 
 from typing import NamedTuple
@@ -35,6 +80,7 @@ import numba
 import numpy as np
 
 from .agent_threads import resolve_threads, run_in_chunks
+from .constants import DEFAULT_KEEP_APART_MARGIN
 from .linear_program import solve_incremental, solve_least_violation
 from .neighbors import build_grid, find_agent_neighbors, find_agents_within
 from .obstacles import ObstacleSet, empty_obstacles, find_obstacle_neighbors
@@ -118,6 +164,7 @@ class StepOptions(NamedTuple):
     seed: int = 0
     side_preference: float = 0.0
     keep_apart: bool = False
+    keep_apart_margin: float = DEFAULT_KEEP_APART_MARGIN
 
 
 def agent_parameters(n, *, radius, max_speed, neighbor_dist, max_neighbors, time_horizon,
@@ -137,7 +184,8 @@ def agent_parameters(n, *, radius, max_speed, neighbor_dist, max_neighbors, time
 
 
 def step_options(*, time_step, overlap_time=None, symmetry_breaking=0.0, seed=0,
-                 side_preference=0.0, keep_apart=False) -> StepOptions:
+                 side_preference=0.0, keep_apart=False,
+                 keep_apart_margin=DEFAULT_KEEP_APART_MARGIN) -> StepOptions:
     """Validate the scalar settings of a step (``overlap_time`` None: the time step)."""
     time_step = as_scalar(time_step, "time_step", strictly_positive=True)
     overlap = time_step if overlap_time is None else as_scalar(
@@ -151,7 +199,8 @@ def step_options(*, time_step, overlap_time=None, symmetry_breaking=0.0, seed=0,
                        seed=seed,
                        side_preference=as_scalar(side_preference, "side_preference",
                                                  minimum=-np.inf),
-                       keep_apart=bool(keep_apart))
+                       keep_apart=bool(keep_apart),
+                       keep_apart_margin=as_scalar(keep_apart_margin, "keep_apart_margin"))
 
 
 def no_constraint_lines(n: int) -> ConstraintLines:
@@ -180,7 +229,8 @@ def compute_velocities(positions, velocities, pref_velocities, *, time_step, rad
                        max_speed, neighbor_dist, max_neighbors, time_horizon,
                        time_horizon_obst, responsibility=0.5, reactive=True,
                        obstacles: ObstacleSet | None = None, symmetry_breaking=0.0, seed=0,
-                       side_preference=0.0, keep_apart=False, overlap_time=None,
+                       side_preference=0.0, keep_apart=False,
+                       keep_apart_margin=DEFAULT_KEEP_APART_MARGIN, overlap_time=None,
                        constraint_lines: ConstraintLines | None = None, return_lines=False,
                        return_neighbors=False, threads=None) -> VelocityResult:
     """New ORCA velocities for N agents (one RVO2 ``doStep`` without the position update).
@@ -189,7 +239,12 @@ def compute_velocities(positions, velocities, pref_velocities, *, time_step, rad
     parameter is a scalar or an (N,) array.  ``obstacles`` comes from
     :func:`~planning_collision.orca.obstacles.build_obstacles` (built once per obstacle
     set).  The options beyond RVO2 are described in the module docstring; ``seed`` varies
-    the symmetry-breaking perturbation (pass a step counter).  ``return_lines`` and
+    the symmetry-breaking perturbation (pass a step counter).  ``keep_apart_margin``
+    (>= 0, only with ``keep_apart``) enlarges the radii of the agent half-planes by that
+    fraction.  ``overlap_time`` is opt-in: None (default) is RVO2's behaviour, overlapping
+    agents are asked to part within one time step (a velocity jump of up to
+    ``overlap / time_step``, clipped to the max speed); a time in seconds makes them part
+    within that time, without velocity spikes.  ``return_lines`` and
     ``return_neighbors`` add every agent's half-planes and neighbours in CSR form.
     ``threads`` (None: automatic, one thread below
     :data:`~planning_collision.orca.agent_threads.PARALLEL_MIN_AGENTS` agents) sets how
@@ -205,7 +260,8 @@ def compute_velocities(positions, velocities, pref_velocities, *, time_step, rad
                               responsibility=responsibility, reactive=reactive)
     options = step_options(time_step=time_step, overlap_time=overlap_time,
                            symmetry_breaking=symmetry_breaking, seed=seed,
-                           side_preference=side_preference, keep_apart=keep_apart)
+                           side_preference=side_preference, keep_apart=keep_apart,
+                           keep_apart_margin=keep_apart_margin)
     if obstacles is None:
         obstacles = empty_obstacles()
     elif not isinstance(obstacles, ObstacleSet):
@@ -285,6 +341,8 @@ def _run_kernel(pos, vel, pref, params, obstacles, extra, options, write_csr, th
     sizes = (kmax, obstacles.points.shape[0] + most_extra + separations + kmax + 1,
              2 * obstacles.tree_vertex.shape[0] + 2, separations)
     reach = float(np.max(params.radius + params.max_speed * options.time_step))
+    # Radius factor of the agent half-planes: exactly 1.0 (RVO2's radii) without keep_apart.
+    plan_scale = 1.0 + options.keep_apart_margin if options.keep_apart else 1.0
 
     def process(lo, hi):
         _process_agents(lo, hi, write_csr, pos, vel, pref, *params, obstacles.points,
@@ -293,7 +351,7 @@ def _run_kernel(pos, vel, pref, params, obstacles, extra, options, write_csr, th
                         obstacles.tree_right, *extra, options.time_step,
                         1.0 / options.overlap_time, options.symmetry_breaking,
                         options.side_preference, np.int64(options.seed), options.keep_apart,
-                        reach, grid, sizes, *outputs)
+                        plan_scale, reach, grid, sizes, *outputs)
 
     run_in_chunks(process, n, resolve_threads(threads, n))
 
@@ -334,12 +392,15 @@ def _process_agents(lo, hi, write_csr, pos, vel, pref, radius, max_speed, neighb
                     max_neighbors, time_horizon, time_horizon_obst, responsibility, reactive,
                     obs_points, obs_dirs, obs_next, obs_prev, obs_convex, tree_vertex, tree_left,
                     tree_right, extra_offsets, extra_points, extra_dirs, time_step, inv_overlap,
-                    symmetry_breaking, side_preference, seed, keep_apart, reach, grid, sizes,
+                    symmetry_breaking, side_preference, seed, keep_apart, plan_scale, reach,
+                    grid, sizes,
                     out_vel, out_neighbors, out_lines, out_hard, out_infeasible, line_offsets,
                     csr_points, csr_dirs, nb_offsets, csr_indices):
     """Agents ``lo..hi-1``: solve (``write_csr`` False) or copy lines and neighbours to CSR.
 
-    ``reach`` is the largest ``radius + max_speed * time_step`` (for ``keep_apart``);
+    ``plan_scale`` multiplies the radii in the agent half-planes (``1 + keep_apart_margin``
+    with ``keep_apart``, else 1); ``reach`` is the largest ``radius + max_speed * time_step``
+    (for ``keep_apart``);
     ``grid`` comes from :func:`build_grid` and ``sizes`` gives the scratch capacities.
     """
     geometry, cell_start, order, sorted_pos = grid
@@ -407,11 +468,12 @@ def _process_agents(lo, hi, write_csr, pos, vel, pref, radius, max_speed, neighb
         nn = find_agent_neighbors(i, px, py, nd * nd, max_neighbors[i], geometry, cell_start,
                                   order, sorted_pos, nb_index, nb_dist_sq)
         inv_th = 1.0 / time_horizon[i]
+        r_plan = r * plan_scale
         for k in range(nn):
             j = nb_index[k]
-            qx, qy, dx, dy = agent_line(i, j, px, py, vx, vy, r, pos[j, 0], pos[j, 1],
-                                        vel[j, 0], vel[j, 1], radius[j], inv_th, inv_overlap,
-                                        responsibility[j])
+            qx, qy, dx, dy = agent_line(i, j, px, py, vx, vy, r_plan, pos[j, 0], pos[j, 1],
+                                        vel[j, 0], vel[j, 1], radius[j] * plan_scale, inv_th,
+                                        inv_overlap, responsibility[j])
             line_points[n_lines, 0] = qx
             line_points[n_lines, 1] = qy
             line_dirs[n_lines, 0] = dx
@@ -446,10 +508,13 @@ def _process_agents(lo, hi, write_csr, pos, vel, pref, radius, max_speed, neighb
         rx, ry, infeasible = _solve(line_points, line_dirs, n_lines, n_hard, speed, ox, oy,
                                     proj_points, proj_dirs)
         if side_preference != 0.0:
-            _, fx, fy = solve_incremental(line_points, line_dirs, 0, speed, ox, oy, False)
+            # Held back by other agents (their half-planes or separations), not only by
+            # obstacles or kinematic limits: aim to the right of the preferred velocity (left
+            # if negative), so that crossing agents pass each other consistently.  (Against
+            # a wall alone the shift would cancel the sliding along it and trap the agent.)
+            _, fx, fy = solve_incremental(line_points, line_dirs, sep_start, speed, ox, oy,
+                                          False)
             if rx != fx or ry != fy:
-                # Held back by some half-plane: aim to the right of the preferred velocity
-                # (left if negative), so that crossing agents pass each other consistently.
                 rx, ry, infeasible = _solve(line_points, line_dirs, n_lines, n_hard, speed,
                                             ox + side_preference * pref[i, 1],
                                             oy - side_preference * pref[i, 0], proj_points,

@@ -100,20 +100,26 @@ def test_invalid_limits_raise():
         OrcaSimulator().add_agent((0, 0), diff_drive=(1.0, 1.0, 0.4, 0.1))
 
 
-def test_diff_drive_robots_swap_without_touching():
-    """Six unicycles on a circle swap places; their real discs never overlap."""
-    limits = DiffDriveLimits(0.6, 2.0, 0.4, 0.05)
-    radius = 0.25
-    sim = OrcaSimulator(0.1, 3.0, 10, 2.0, 2.0, radius, 0.6, symmetry_breaking=1e-4,
-                        side_preference=0.35, keep_apart=True)
-    n = 6
+SWAP_LIMITS = DiffDriveLimits(0.6, 2.0, 0.4, 0.05)
+SWAP_RADIUS = 0.25
+SWAP_HORIZON = 2.0
+
+
+def swap_simulator(n=6, **options):
+    """``n`` unicycles on a circle of radius 2.5, facing the centre, to swap places."""
+    sim = OrcaSimulator(0.1, 3.0, 10, SWAP_HORIZON, SWAP_HORIZON, SWAP_RADIUS, 0.6, **options)
     angles = np.arange(n) * 2 * np.pi / n
     starts = 2.5 * np.column_stack([np.cos(angles), np.sin(angles)])
     for p, a in zip(starts, angles, strict=True):
-        sim.add_agent(p, heading=a + np.pi, diff_drive=limits)
-    goals = -starts
+        sim.add_agent(p, heading=a + np.pi, diff_drive=SWAP_LIMITS)
+    return sim, -starts
+
+
+def run_swap(n=6, steps=400, **options):
+    """Closest distance of the real robots over the run, and the final goal distances."""
+    sim, goals = swap_simulator(n, **options)
     closest = np.inf
-    for _ in range(400):
+    for _ in range(steps):
         pos = sim.positions
         d = pos[:, None] - pos[None]
         dist = np.hypot(d[..., 0], d[..., 1]) + np.eye(n) * 1e9
@@ -123,9 +129,53 @@ def test_diff_drive_robots_swap_without_touching():
         sim.set_pref_velocities(np.where(norm > 0.5, 0.5 * g / np.maximum(norm, 1e-9), g))
         sim.step()
         cmd = sim.unicycle_commands
-        assert np.all(cmd[:, 0] <= limits.max_linear_speed + 1e-12)
-        assert np.all(np.abs(cmd[:, 1]) <= limits.max_angular_speed + 1e-12)
-    assert closest >= 2 * radius - 1e-6
-    assert np.hypot(*(goals - sim.positions).T).max() < 0.3
-    # ORCA ran with the inflated radius: each robot's lines account for 0.25 + 0.05.
-    assert np.allclose(sim.agent_parameter("radius"), radius)
+        assert np.all(cmd[:, 0] <= SWAP_LIMITS.max_linear_speed + 1e-12)
+        assert np.all(np.abs(cmd[:, 1]) <= SWAP_LIMITS.max_angular_speed + 1e-12)
+    return closest, np.hypot(*(goals - sim.positions).T)
+
+
+def test_orca_plans_with_the_radius_inflated_by_the_tracking_error():
+    """Read the combined radius back from the ORCA half-planes of the first step.
+
+    The robots start at rest, so each agent half-plane passes through ``u / 2`` with ``u``
+    pointing from the cut-off disc (centre ``p / tau``, radius ``R / tau``) to the zero
+    relative velocity: its point is ``(|p| - R) / (2 tau)`` along ``p``, which gives ``R``.
+    """
+    sim, _ = swap_simulator()
+    pos = sim.positions
+    sim.step()
+    polygon_edges = len(trackable_polygon(SWAP_LIMITS))
+    inflated = 2 * (SWAP_RADIUS + SWAP_LIMITS.tracking_error)
+    checked = 0
+    for i in range(sim.num_agents):
+        points, _ = sim.orca_lines(i)
+        hard = sim.last_result.num_hard_lines[i]
+        assert hard == polygon_edges  # the trackable polygon; no separation lines
+        for k, j in enumerate(sim.neighbors(i)):
+            rel = pos[j] - pos[i]
+            dist = np.hypot(*rel)
+            combined = dist - 2 * SWAP_HORIZON * (points[hard + k] @ rel / dist)
+            assert combined == pytest.approx(inflated, abs=1e-9)
+            checked += 1
+    assert checked == 12  # two neighbours each
+    # The simulator keeps the real radius as the agent parameter.
+    assert np.allclose(sim.agent_parameter("radius"), SWAP_RADIUS)
+
+
+def test_diff_drive_robots_swap_without_touching_thanks_to_the_inflated_radius():
+    """Six unicycles swap places without keep_apart: ORCA keeps the inflated discs apart
+    (up to its tiny least-violation overlaps), so the real discs never touch."""
+    closest, dist = run_swap(symmetry_breaking=1e-4, side_preference=0.35)
+    assert closest >= 2 * SWAP_RADIUS
+    # They come as close as the inflated radii allow (0.5998 measured), not closer: the
+    # margin of 2 * tracking_error is what keeps them apart.
+    inflated = 2 * (SWAP_RADIUS + SWAP_LIMITS.tracking_error)
+    assert inflated - 1e-3 <= closest < inflated + 0.02
+    assert dist.max() < 0.3
+
+
+def test_diff_drive_robots_swap_with_keep_apart():
+    """The same swap with hard separation (of the inflated discs) as well."""
+    closest, dist = run_swap(symmetry_breaking=1e-4, side_preference=0.35, keep_apart=True)
+    assert closest >= 2 * (SWAP_RADIUS + SWAP_LIMITS.tracking_error) - 1e-6
+    assert dist.max() < 0.3

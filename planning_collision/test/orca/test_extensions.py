@@ -3,15 +3,19 @@ preference, hard separation and gentle separation of overlapping agents."""
 
 import numpy as np
 from orca_scenarios import (
+    BLOCKS_OBSTACLES,
+    BLOCKS_PARAMS,
     CIRCLE_PARAMS,
     REQUIRED_FRACTION,
     TOLERANCE,
+    blocks_agents,
+    closest_pair,
     goal_velocities,
     record_rvo2,
     replay,
 )
 
-from planning_collision.orca import OrcaSimulator, compute_velocities
+from planning_collision.orca import OrcaSimulator, build_obstacles, compute_velocities
 from planning_collision.orca.symmetry_breaking import pair_direction, perturbation
 
 BASE = dict(time_step=0.25, radius=1.5, max_speed=2.0, neighbor_dist=15.0, max_neighbors=10,
@@ -167,6 +171,27 @@ def test_side_preference_shifts_constrained_agents_to_the_right():
     assert shifted > 20
 
 
+def test_side_preference_ignores_obstacles_alone():
+    """An agent pressed against a wall slides along it; side preference (meant for other
+    agents) must not cancel the sliding, which would pin it to the wall for good."""
+    wall = build_obstacles([[(0.0, -10.0), (10.0, -10.0), (10.0, 10.0), (0.0, 10.0)]])
+    pos = np.array([[-1.5, 0.0]])  # touching the wall's face x = 0
+    pref = np.array([[0.94, 0.34]])  # towards a goal behind the wall
+    plain = compute_velocities(pos, pref, pref, **BASE, obstacles=wall)
+    lean = compute_velocities(pos, pref, pref, **BASE, obstacles=wall, side_preference=0.35)
+    assert np.array_equal(lean.velocities, plain.velocities)
+    assert abs(lean.velocities[0, 0]) < 1e-9 and lean.velocities[0, 1] > 0.3  # slides
+    # Held back by an oncoming agent (with the wall's half-plane still in its program), it
+    # leans to the right again.
+    pos2 = np.array([[-15.0, 0.0], [-9.0, 0.5]])
+    pref2 = np.array([[0.94, 0.34], [-1.0, 0.0]])
+    plain = compute_velocities(pos2, pref2, pref2, **BASE, obstacles=wall)
+    lean = compute_velocities(pos2, pref2, pref2, **BASE, obstacles=wall, side_preference=0.35)
+    assert plain.num_hard_lines[0] >= 1
+    right = np.array([pref2[0, 1], -pref2[0, 0]])
+    assert (lean.velocities[0] - plain.velocities[0]) @ right > 1e-3
+
+
 def test_side_preference_leaves_free_agents_alone():
     pos = np.array([[0.0, 0.0], [100.0, 0.0]])
     pref = np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -212,6 +237,80 @@ def test_keep_apart_lines_are_hard_and_contain_zero():
         # The zero velocity is permitted (left of, or on, each direction).
         assert np.all(d[:, 0] * (0 - p[:, 1]) - d[:, 1] * (0 - p[:, 0]) >= 0)
         assert b - a == r.num_hard_lines[i] + r.num_neighbors[i]
+
+
+def test_keep_apart_margin_enlarges_only_the_agent_half_planes():
+    rng = np.random.default_rng(4)
+    pos = rng.uniform(-8, 8, (25, 2))
+    vel = rng.uniform(-1, 1, (25, 2))
+    pref = goal_velocities(pos, -pos)
+
+    def lines(**options):
+        r = compute_velocities(pos, vel, pref, **{**BASE, **options}, return_lines=True)
+        hard = np.zeros(r.lines.points.shape[0], dtype=bool)
+        for i in range(len(pos)):
+            hard[r.lines.offsets[i]:r.lines.offsets[i] + r.num_hard_lines[i]] = True
+        return r, hard
+
+    r, hard = lines(keep_apart=True, keep_apart_margin=0.05)
+    assert hard.any() and (~hard).any()
+    # The agent half-planes are those of radii 5 % larger ...
+    bigger, hard_bigger = lines(radius=1.5 * (1.0 + 0.05))
+    assert np.array_equal(r.lines.points[~hard], bigger.lines.points[~hard_bigger])
+    assert np.array_equal(r.lines.directions[~hard], bigger.lines.directions[~hard_bigger])
+    # ... while the separation half-planes are those of the real radii.
+    none, hard_none = lines(keep_apart=True, keep_apart_margin=0.0)
+    assert np.array_equal(r.lines.points[hard], none.lines.points[hard_none])
+    assert not np.array_equal(r.lines.points[~hard], none.lines.points[~hard_none])
+    # Without keep_apart the margin is ignored: RVO2's half-planes, bit for bit.
+    plain, _ = lines()
+    ignored, _ = lines(keep_apart_margin=0.3)
+    assert np.array_equal(plain.velocities, ignored.velocities)
+    assert np.array_equal(plain.lines.points, ignored.lines.points)
+
+
+def test_keep_apart_margin_keeps_a_pressed_crowd_moving():
+    """Touching agents at rest are a fixed point of ORCA; the margin gets them moving.
+
+    RVO2's Blocks with keep_apart and no margin freezes in the central crossing: every pair
+    stops exactly at contact, and from that state neither that mode nor RVO2's own
+    half-planes move anyone (all velocities within rounding of zero).  With the margin the
+    pressed agents see their neighbours as overlapping, get parting velocities from the
+    least-violation program, and the crowd moves again, still without an overlap.
+    """
+    starts, goals = blocks_agents()
+    sim = OrcaSimulator(*BLOCKS_PARAMS, symmetry_breaking=1e-4, keep_apart=True,
+                        keep_apart_margin=0.0)
+    for p in starts:
+        sim.add_agent(p)
+    for poly in BLOCKS_OBSTACLES:
+        sim.add_obstacle(poly)
+    sim.process_obstacles()
+    for _ in range(1500):
+        sim.set_pref_velocities(goal_velocities(sim.positions, goals))
+        sim.step()
+    pos, vel = sim.positions, sim.velocities
+    pref = goal_velocities(pos, goals)
+    assert closest_pair(pos, 4.0) < 4.0 + 1e-6  # pressed into contact
+    assert np.sum(np.hypot(*(goals - pos).T) <= 20.0) <= 2  # hardly anybody got through
+    step, radius, max_speed, neighbor_dist, max_neighbors, horizon, horizon_obst = (
+        BLOCKS_PARAMS[0], BLOCKS_PARAMS[5], BLOCKS_PARAMS[6], BLOCKS_PARAMS[1],
+        BLOCKS_PARAMS[2], BLOCKS_PARAMS[3], BLOCKS_PARAMS[4])
+    args = dict(time_step=step, radius=radius, max_speed=max_speed,
+                neighbor_dist=neighbor_dist, max_neighbors=max_neighbors,
+                time_horizon=horizon, time_horizon_obst=horizon_obst,
+                obstacles=sim.obstacles)
+
+    def moving(**options):
+        v = compute_velocities(pos, vel, pref, **args, **options).velocities
+        return int(np.sum(np.hypot(*v.T) > 0.01)), v
+
+    frozen, _ = moving(keep_apart=True, keep_apart_margin=0.0)
+    rvo2, _ = moving()
+    moved, v = moving(keep_apart=True)
+    assert frozen <= 5 and rvo2 <= 5
+    assert moved >= 30
+    assert closest_pair(pos + v * step, 4.0) >= 4.0 - 1e-6
 
 
 def overlapping_pair(**options):

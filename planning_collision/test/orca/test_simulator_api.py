@@ -164,6 +164,7 @@ def test_empty_simulation():
     (dict(obstacles=[[0, 0], [1, 1]]), "obstacles must be an ObstacleSet"),
     (dict(threads=0), "threads must be a positive integer"),
     (dict(seed="x"), "seed must be an integer"),
+    (dict(keep_apart=True, keep_apart_margin=-0.1), "keep_apart_margin must be >= 0"),
 ])
 def test_bad_input_raises_value_error(change, message):
     args = dict(positions=np.zeros((3, 2)) + [[0, 0], [5, 0], [0, 5]],
