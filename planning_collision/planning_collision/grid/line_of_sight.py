@@ -293,13 +293,16 @@ def line_of_sight(
 
 
 def line_of_sight_batch(
-    grid: GridMap, starts, goals, mode: str = "bresenham", out_of_map: str = "blocked"
-) -> tuple[np.ndarray, np.ndarray]:
+    grid: GridMap, starts, goals, mode: str = "bresenham", out_of_map: str = "blocked",
+    cells_checked: bool = False,
+):
     """Line of sight for N rays in one compiled loop (early exit per ray).
 
     starts, goals: (N, 2) integer cells. Returns ``clear`` (N,) bool and ``first_blocked``
     (N, 2) int64, which is (-1, -1) where the ray is clear. Use ``clear`` to tell the cases
     apart: with ``out_of_map="blocked"`` the cell (-1, -1) can itself be a first blocked cell.
+    With ``cells_checked=True`` a third array (N,) int64 follows: the cells each ray visited
+    before its answer was known, as :class:`LosResult` has them.
     """
     _check_grid(grid)
     code = mode_code(mode)
@@ -311,8 +314,8 @@ def line_of_sight_batch(
             f"starts and goals must both have shape (N, 2), got {s.shape} and {g.shape}"
         )
     occ, lo, hi = grid.kernel_args
-    clear, first, _ = _run(code, s, g, occ, lo, hi, oob)
-    return clear, first
+    clear, first, count = _run(code, s, g, occ, lo, hi, oob)
+    return (clear, first, count) if cells_checked else (clear, first)
 
 
 def traversed_cells(start, goal, mode: str = "bresenham") -> np.ndarray:

@@ -27,6 +27,7 @@ import math
 import sys
 import time
 import traceback
+from array import array
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -458,17 +459,18 @@ class CollisionServer(Node):
                   obstacles: ObstacleSnapshot | None, mode: str, field: str):
         """Line of sight for segments (N, 2) against one snapshot -> (clear (N,), first
         blocked point (N, 2), first blocked grid cell (N, 2), blocker (N,): -1 clear,
-        GRID_BLOCKER, or the index of the obstacle part met first)."""
+        GRID_BLOCKER, or the index of the obstacle part met first; grid cells checked (N,))."""
         n = starts.shape[0]
         clear = np.ones(n, dtype=bool)
         point = np.full((n, 2), np.nan)
         cell = np.full((n, 2), -1, dtype=np.int64)
         blocker = np.full(n, -1, dtype=np.int64)
+        checked = np.zeros(n, dtype=np.int64)
         if gmap is not None:
             with request_field(field):
-                grid_clear, first = grid.line_of_sight_batch(
+                grid_clear, first, checked = grid.line_of_sight_batch(
                     gmap, gmap.world_to_cell(starts), gmap.world_to_cell(goals), mode,
-                    self.params.out_of_map)
+                    self.params.out_of_map, cells_checked=True)
             hit = np.flatnonzero(~grid_clear)
             cell[hit] = first[hit]
             point[hit] = gmap.cell_to_world(cell[hit])
@@ -487,7 +489,7 @@ class CollisionServer(Node):
             blocker[first_obstacle] = cast.index[first_obstacle]
             point[first_obstacle] = cast.point[first_obstacle]
             clear &= cast.index < 0
-        return clear, point, cell, blocker
+        return clear, point, cell, blocker, checked
 
     def _footprint_checks(self, footprint: ConvexShape, poses: np.ndarray,
                           gmap: grid.GridMap | None, obstacles: ObstacleSnapshot | None,
@@ -583,9 +585,13 @@ class CollisionServer(Node):
         if gmap is not None:
             self._on_grid(gmap, starts, lambda i: f"start_x[{i}], start_y[{i}]")
             self._on_grid(gmap, goals, lambda i: f"goal_x[{i}], goal_y[{i}]")
-        clear, point, cell, _ = self._segments(starts, goals, gmap, obstacles, mode,
-                                               "start_x, start_y, goal_x, goal_y")
+        clear, point, cell, blocker, checked = self._segments(
+            starts, goals, gmap, obstacles, mode, "start_x, start_y, goal_x, goal_y")
         response.clear = clear.tolist()
+        # blocker -1 (clear) and GRID_BLOCKER (-2) index the two names appended at the end.
+        names = [*(obstacles.part_ids if obstacles is not None else ()), "grid", ""]
+        response.blocked_by = [names[k] for k in blocker.tolist()]
+        response.cells_checked = array("I", checked.tolist())
         response.first_blocked_x = float64_field(point[:, 0])
         response.first_blocked_y = float64_field(point[:, 1])
         response.first_blocked_cell_x = int32_field(cell[:, 0])

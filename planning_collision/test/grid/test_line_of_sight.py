@@ -199,10 +199,14 @@ def test_line_of_sight_matches_cell_walk_and_batch(rng, random_grid_data, mode, 
     goals = rng.integers(-5, 35, size=(400, 2))
     clear, first = line_of_sight_batch(grid, starts, goals, mode=mode, out_of_map=out_of_map)
     assert clear.dtype == bool and first.shape == (400, 2)
+    again, first_again, checked = line_of_sight_batch(grid, starts, goals, mode=mode,
+                                                      out_of_map=out_of_map, cells_checked=True)
+    assert np.array_equal(again, clear) and np.array_equal(first_again, first)
     n_clear = 0
     for k in range(400):
         res = line_of_sight(grid, starts[k], goals[k], mode=mode, out_of_map=out_of_map)
         assert isinstance(res, LosResult)
+        assert checked[k] == res.cells_checked
         cells = traversed_cells(starts[k], goals[k], mode)
         want, count = _first_blocked_oracle(blocked, cells, out_of_map == "blocked")
         assert res.first_blocked == want

@@ -196,13 +196,27 @@ def test_lines_of_sight_batch_matches_the_core(server):
         r.header.frame_id = "map"
         reply = caller.call(CheckLinesOfSight, "/cs/check_lines_of_sight", r)
         assert reply.success, reply.message
-        clear, first = grid.line_of_sight_batch(gmap, gmap.world_to_cell(starts),
-                                                gmap.world_to_cell(goals), mode)
+        clear, first, checked = grid.line_of_sight_batch(
+            gmap, gmap.world_to_cell(starts), gmap.world_to_cell(goals), mode,
+            cells_checked=True)
         expect_clear = clear.copy()
         if layers == 3:
             expect_clear &= cast_segments(obstacles, starts, goals).index < 0
         got = np.array(reply.clear)
         assert np.array_equal(got, expect_clear)
+        assert np.array_equal(np.array(reply.cells_checked), checked)
+        blocked_by = np.array(reply.blocked_by)
+        assert (blocked_by[got] == "").all() and (blocked_by[~got] != "").all()
+        assert set(blocked_by[~clear]) <= ({"grid", "l_wall", "pillar"} if layers == 3
+                                           else {"grid"})
+        # Each ray answers as the single-ray service does.
+        for k in rng.choice(n, 12, replace=False).tolist():
+            one = caller.call(CheckLineOfSight, "/cs/check_line_of_sight",
+                              los_request(starts[k], goals[k], mode, layers))
+            assert (one.clear, one.blocked_by, one.cells_checked) == \
+                (bool(got[k]), blocked_by[k], reply.cells_checked[k])
+            assert (one.first_blocked_cell_x, one.first_blocked_cell_y) == \
+                (reply.first_blocked_cell_x[k], reply.first_blocked_cell_y[k])
         cells = np.column_stack([reply.first_blocked_cell_x, reply.first_blocked_cell_y])
         assert np.array_equal(cells[~clear], first[~clear])
         assert np.isnan(np.array(reply.first_blocked_x)[got]).all()

@@ -84,9 +84,11 @@ def test_line_of_sight_services_roundtrip():
                                       goal_x=[2.0, 3.0], goal_y=[2.0, 3.0])
     back = roundtrip(batch)
     assert list(back.goal_x) == [2.0, 3.0]
-    reply = CheckLinesOfSight.Response(clear=[True, False], first_blocked_x=[math.nan, 1.5])
+    reply = CheckLinesOfSight.Response(clear=[True, False], first_blocked_x=[math.nan, 1.5],
+                                       blocked_by=["", "pillar"], cells_checked=[9, 4])
     back = roundtrip(reply)
     assert list(back.clear) == [True, False]
+    assert list(back.blocked_by) == ["", "pillar"] and list(back.cells_checked) == [9, 4]
     assert math.isnan(back.first_blocked_x[0]) and back.first_blocked_x[1] == 1.5
 
 
