@@ -139,6 +139,10 @@ PARAMETERS = (
           "preferred velocities, so perfectly symmetric encounters do not deadlock."),
     Param("keep_apart", True, "Add hard half-planes that keep every pair of agents that "
           "could touch within one step apart, also when ORCA's program is infeasible."),
+    Param("keep_apart_margin", 0.05, "With keep_apart: ORCA's agent half-planes use radii "
+          "grown by this fraction, so agents pressed together keep moving as in RVO2 (at exact "
+          "contact ORCA has them stop for good); the hard separation lines keep the real "
+          "radii."),
     Param("max_angular_speed", 2.0, "Differential drive: largest turn rate, rad/s."),
     Param("time_to_holo", 0.4, "Differential drive: seconds in which a heading change "
           "towards the ORCA velocity is completed."),
@@ -248,7 +252,7 @@ def check_parameters(p) -> None:
                  "time_to_holo", "tracking_error", "marker_rate_hz"):
         _finite(name, getattr(p, name))
     for name in ("goal_tolerance", "safety_margin", "symmetry_breaking",
-                 "map_simplify_tolerance"):
+                 "map_simplify_tolerance", "keep_apart_margin"):
         _finite(name, getattr(p, name), positive=False)
     if not math.isfinite(p.side_preference):
         raise ParameterError(f"side_preference must be finite, got {p.side_preference}")
@@ -707,7 +711,7 @@ class OrcaNode(Node):
                 responsibility=responsibility[rows], reactive=reactive_all[rows],
                 obstacles=self.obstacles, symmetry_breaking=p.symmetry_breaking,
                 seed=self._steps, side_preference=p.side_preference,
-                keep_apart=p.keep_apart,
+                keep_apart=p.keep_apart, keep_apart_margin=p.keep_apart_margin,
                 constraint_lines=(orca.diff_drive_constraints(heading[rows], constrained)
                                   if constraint_counts.any() else None),
                 return_lines=want_lines)
