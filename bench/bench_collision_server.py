@@ -15,12 +15,12 @@ does not come up, or does not report the map and obstacles in time).
 from __future__ import annotations
 
 import math
-import os
 import statistics
 import sys
 import time
 
 import numpy as np
+from machine import machine_header  # bench/machine.py
 
 from planning_collision import processes
 
@@ -48,18 +48,6 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 RES = 0.05
 SERVICES_TIMEOUT = 300.0  # seconds for the server to start (first run: kernel compilation)
 INPUTS_TIMEOUT = 60.0  # seconds for it to report the map and the obstacles
-
-
-def machine() -> str:
-    """Date, CPU model and core count, for the README's table."""
-    model = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next(line.split(":", 1)[1].strip() for line in f
-                         if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{time.strftime('%Y-%m-%d')}, {model}, {os.cpu_count()} cores"
 
 
 def random_rect_map(rng, size: int, fill: float) -> np.ndarray:
@@ -137,7 +125,7 @@ def call(executor, client, request, timeout=60.0):
 def main() -> int:
     if "--publish-big-maps" in sys.argv:
         return publish_big_maps()
-    print(machine(), flush=True)
+    print(machine_header(), flush=True)
     rng = np.random.default_rng(7)
     server = processes.RosProcess(
         "collision_server",

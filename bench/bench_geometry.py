@@ -16,11 +16,9 @@ before timing, 2 when a target is missed.
 """
 
 import argparse
-import datetime
 import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -28,6 +26,7 @@ import time
 
 import numpy as np
 import shapely
+from machine import machine_header  # bench/machine.py
 
 from planning_collision.geometry import (
     ConvexShape,
@@ -51,29 +50,6 @@ try:
     import Box2D
 except ImportError:  # optional peer
     Box2D = None
-
-
-# ----------------------------------------------------------------------------- machine
-def machine_header():
-    """One line for the README table: date, CPU model (``/proc/cpuinfo``), core counts."""
-    model = None
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() in ("model name", "Model", "Hardware", "cpu model"):
-                    model = value.strip()
-                    break
-    except OSError:
-        pass
-    model = model or platform.processor() or platform.machine() or "unknown CPU"
-    cores = os.cpu_count()
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        usable = cores
-    now = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-    return f"date: {now}; CPU: {model}; cores: {cores} ({usable} usable by this process)"
 
 
 # ----------------------------------------------------------------------------- workloads

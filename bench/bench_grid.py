@@ -12,13 +12,11 @@ disagree before timing, 2 when a target is missed.
 
 from __future__ import annotations
 
-import datetime
-import os
-import platform
 import sys
 import time
 
 import numpy as np
+from machine import machine_header  # bench/machine.py
 from skimage.draw import line as sk_line
 
 from planning_collision.grid import (
@@ -33,28 +31,6 @@ MAP_SIZE = 1000
 N_RAYS = 10_000
 MAX_RAY = 300
 N_POSES = 100_000
-
-
-def machine_header() -> str:
-    """One line for the README table: date, CPU model (``/proc/cpuinfo``), core counts."""
-    model = None
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() in ("model name", "Model", "Hardware", "cpu model"):
-                    model = value.strip()
-                    break
-    except OSError:
-        pass
-    model = model or platform.processor() or platform.machine() or "unknown CPU"
-    cores = os.cpu_count()
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        usable = cores
-    now = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-    return f"date: {now}; CPU: {model}; cores: {cores} ({usable} usable by this process)"
 
 
 def random_rect_map(rng, size, fill=0.20):

@@ -18,10 +18,8 @@ Usage: .venv/bin/python bench/bench_orca.py [--sizes 100 1000 5000] [--states 16
 """
 
 import argparse
-import datetime
 import math
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -29,6 +27,7 @@ import tempfile
 import time
 
 import numpy as np
+from machine import machine_header  # bench/machine.py
 
 TIME_STEP, NEIGHBOR_DIST, MAX_NEIGHBORS, HORIZON, HORIZON_OBST, RADIUS, MAX_SPEED = (
     0.25, 15.0, 10, 10.0, 10.0, 1.5, 2.0)
@@ -118,19 +117,6 @@ def compile_times():
     return out
 
 
-def cpu_model() -> str:
-    """The CPU model name from /proc/cpuinfo (Linux), else what platform reports."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() in ("model name", "Hardware", "Processor", "cpu model"):
-                    return value.strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 5000])
@@ -141,10 +127,7 @@ def main() -> int:
     from planning_collision.orca import warmup
     from planning_collision.orca.agent_threads import available_threads, resolve_threads
 
-    print(f"Date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}")
-    print(f"CPU: {cpu_model()}; cores: {os.cpu_count()} (available to this process: "
-          f"{available_threads()}); 1-min load average at the start: "
-          f"{os.getloadavg()[0]:.2f}")
+    print(machine_header())
     print(flush=True)
     warmup()
     rows = []

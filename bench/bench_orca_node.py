@@ -26,6 +26,8 @@ import re
 import sys
 import time
 
+from machine import machine_header  # bench/machine.py
+
 from planning_collision import processes
 
 # The odometry source (--source) is started by this script in the ROS environment it chose;
@@ -50,18 +52,6 @@ SPACING = 1.2  # metres between neighbouring robots of the square layout
 ODOM_RATE = 30.0
 RATE_HZ = 20.0
 HOLDS = 19.5  # achieved steps per second that count as holding RATE_HZ
-
-
-def machine() -> str:
-    """Date, CPU model and core count, for the README's table."""
-    model = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next(line.split(":", 1)[1].strip() for line in f
-                         if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{time.strftime('%Y-%m-%d')}, {model}, {os.cpu_count()} cores"
 
 
 def names(n: int) -> list[str]:
@@ -210,7 +200,7 @@ def main() -> int:
         (largest, "message objects", {"raw_messages": False}, False),
         (largest, "serialized, markers subscribed", {}, True),
     ] if not args.only_serialized else []
-    print(machine())
+    print(machine_header())
     print(f"orca_node, {RATE_HZ:g} Hz target, odometry at {ODOM_RATE:g} Hz from another "
           f"process, {args.seconds:g} s per row; machine load average "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)

@@ -4,8 +4,14 @@ loopback-only discovery and a ROS domain of the run's own, inherited by every no
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+# Helpers shared by several test folders (warmup_probe.py) live next to this file; pytest
+# runs with --import-mode=importlib, which does not put test folders on sys.path.
+sys.path.insert(0, str(Path(__file__).parent))
 
 from planning_collision import processes
 

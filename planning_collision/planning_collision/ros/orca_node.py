@@ -56,11 +56,10 @@ from functools import partial
 from typing import NamedTuple
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import Point, PoseStamped, Twist, TwistStamped, Vector3
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.exceptions import InvalidParameterTypeException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -77,7 +76,7 @@ from .markers import MarkerData, marker_from_data
 from .orca_markers import observed_markers, step_markers
 from .orca_obstacles import map_polygons, obstacle_array_polygons
 from .parameters import Param, ParameterError, declare
-from .run import SPIN_SLICE, exit_if_teardown_hangs
+from .run import run_node
 
 STRINGS = Parameter.Type.STRING_ARRAY
 DOUBLES = Parameter.Type.DOUBLE_ARRAY
@@ -907,7 +906,7 @@ def orca_vectors(xy: np.ndarray) -> list[Vector3]:
     return [Vector3(x=px, y=py) for px, py in xy.tolist()]
 
 
-def make_executor():
+def make_executor(node=None):
     """rclpy's EventsExecutor (much less overhead per message with hundreds of
     subscriptions), or a SingleThreadedExecutor where this rclpy has none."""
     try:
@@ -918,29 +917,8 @@ def make_executor():
 
 
 def main(args=None) -> int:
-    """Spin an OrcaNode until SIGINT or SIGTERM (as :func:`.run.run_node`, with
-    :func:`make_executor`'s executor)."""
-    rclpy.init(args=list(sys.argv if args is None else args))
-    node = None
-    executor = make_executor()
-    try:
-        node = OrcaNode()
-        executor.add_node(node)
-        while rclpy.ok():
-            executor.spin_once(timeout_sec=SPIN_SLICE)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        if rclpy.ok():
-            raise
-    finally:
-        done = exit_if_teardown_hangs("orca_node")
-        executor.shutdown(timeout_sec=1.0)
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-        done.set()
-    return 0
+    """Spin an OrcaNode until SIGINT or SIGTERM, on :func:`make_executor`'s executor."""
+    return run_node(OrcaNode, args, make_executor=make_executor)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import rclpy
 from rclpy.callback_groups import CallbackGroup
 from rclpy.executors import (
     ConditionReachedException,
+    Executor,
     ExternalShutdownException,
     MultiThreadedExecutor,
     ShutdownException,
@@ -87,18 +88,21 @@ def run_node(
     make_node: Callable[[], Node],
     args: Sequence[str] | None = None,
     threads: int | None = None,
+    make_executor: Callable[[Node], Executor] | None = None,
 ) -> int:
     """Init rclpy with ``args``, build the node, spin it until shutdown.
 
-    The executor is an :class:`InlineGroupsExecutor`; a node that wants some callback groups
-    run on the spinning thread lists them in an ``inline_callback_groups`` attribute.
+    The executor is ``make_executor(node)``, by default an :class:`InlineGroupsExecutor`: a
+    node that wants some callback groups run on the spinning thread lists them in an
+    ``inline_callback_groups`` attribute.
     """
     rclpy.init(args=list(sys.argv if args is None else args))
     node = None
     executor = None
     try:
         node = make_node()
-        executor = InlineGroupsExecutor(getattr(node, "inline_callback_groups", ()), threads)
+        executor = (make_executor(node) if make_executor is not None else
+                    InlineGroupsExecutor(getattr(node, "inline_callback_groups", ()), threads))
         executor.add_node(node)
         while rclpy.ok():
             executor.spin_once(timeout_sec=SPIN_SLICE)

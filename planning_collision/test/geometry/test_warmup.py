@@ -1,41 +1,13 @@
 """warmup() covers every kernel: after it, typical user calls never compile anything.
 
-The check runs in a fresh interpreter (``sys.executable``, the same environment), never in
-the pytest process: there, the other test modules have already compiled every kernel, so
-a kernel that warmup() forgot would go unnoticed. The child process imports the package,
-records the compiled signatures of every numba dispatcher of ``planning_collision.geometry``
-(none yet), calls warmup(), records them again, then calls the whole public API with the
-inputs users actually pass (lists, ints, float32, int32 counts, Fortran-ordered and
-reversed views, scalar radii, degenerate and touching shapes, every batch and scalar path)
-and records them a third time. numba's on-disk cache is enabled, so the child loads the
-kernels instead of compiling them and the test takes a few seconds.
+Checked in a fresh interpreter (see warmup_probe.py) with the inputs users actually pass:
+lists, ints, float32, int32 counts, Fortran-ordered and reversed views, scalar radii,
+degenerate and touching shapes, every batch and scalar path.
 """
 
-import json
-import subprocess
-import sys
+from warmup_probe import check_warmup
 
-_PROBE = r'''
-import importlib
-import json
-import pkgutil
-
-import numpy as np
-from numba.core.registry import CPUDispatcher
-
-import planning_collision.geometry as geometry
-
-
-def signatures():
-    found = {}
-    for info in pkgutil.iter_modules(geometry.__path__):
-        module = importlib.import_module(f"{geometry.__name__}.{info.name}")
-        for name, obj in vars(module).items():
-            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == module.__name__:
-                found[f"{info.name}.{name}"] = sorted(str(s) for s in obj.signatures)
-    return found
-
-
+USE_THE_API = r'''
 def use_the_api():
     from planning_collision.geometry import (
         ConvexShape, ObstacleSet, boxes_overlap_batch, decompose, gjk_distance,
@@ -97,14 +69,6 @@ def use_the_api():
     cast_segments(world, np.array([[0, 0], [5, 5]], np.float32), [[1, 1], [-5, 5]])
     segment_cast(shapes[2], [0, 0], [3, 1])
     segment_cast(shapes[4], np.array([-3, 0], np.int64), (3.0, 0.0))
-
-
-before = signatures()
-seconds = geometry.warmup()
-warm = signatures()
-use_the_api()
-after = signatures()
-print(json.dumps({"before": before, "warm": warm, "after": after, "seconds": seconds}))
 '''
 
 # Kernels that Python code calls directly (the others are compiled into these).
@@ -125,26 +89,5 @@ ENTRY_POINTS = {
 }
 
 
-def run_probe():
-    out = subprocess.run(
-        [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=600
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def test_warmup_compiles_everything_the_api_reaches_in_a_fresh_process():
-    probe = run_probe()
-    before, warm, after = probe["before"], probe["warm"], probe["after"]
-    # importing compiles nothing
-    assert before.keys() == warm.keys()
-    assert all(sigs == [] for sigs in before.values()), before
-    # warmup compiled (or loaded) every entry point... (kernels only called from other
-    # kernels show signatures too when this process compiled them, with an empty cache,
-    # and none when it loaded them from the cache: nothing below depends on which)
-    compiled = {name for name, sigs in warm.items() if sigs}
-    assert ENTRY_POINTS <= compiled, ENTRY_POINTS - compiled
-    # ...and the public API with odd but valid inputs added no specialisation anywhere
-    new = {name: sorted(set(after[name]) - set(warm[name])) for name in after}
-    assert not any(new.values()), {k: v for k, v in new.items() if v}
-    assert probe["seconds"] >= 0.0
+    check_warmup("planning_collision.geometry", USE_THE_API, ENTRY_POINTS)

@@ -1,48 +1,21 @@
 """warmup() and the public surface of planning_collision.grid.
 
-The warmup check runs in a fresh interpreter (``sys.executable``, the same environment),
-never in the pytest process: there, the other grid tests have already compiled every
-kernel, so a kernel (or an input type) that warmup() misses would go unnoticed. The child
-imports the package, records the compiled signatures of every numba dispatcher of
-``planning_collision.grid`` (none yet), calls warmup(), records them again, then calls the
-public API with the inputs users actually pass (tuples, lists, int32 and float cells,
-float32 poses, Fortran-ordered and reversed views, every line-of-sight mode, both
-out-of-map policies, scalar and batch paths, ConvexShape and plain-vertex footprints) and
-records them a third time. numba's on-disk cache is enabled, so the child loads the kernels
-instead of compiling them and the test takes a few seconds.
+The warmup check runs in a fresh interpreter (see warmup_probe.py) with the inputs users
+actually pass: tuples, lists, int32 and float cells, float32 poses, Fortran-ordered and
+reversed views, every line-of-sight mode, both out-of-map policies, scalar and batch paths,
+ConvexShape and plain-vertex footprints.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import pathlib
-import subprocess
-import sys
+
+from warmup_probe import check_warmup
 
 import planning_collision.grid as grid_pkg
 
-_PROBE = r'''
-import importlib
-import json
-import pkgutil
-
-import numpy as np
-from numba.core.registry import CPUDispatcher
-
-import planning_collision.grid as grid_pkg
-
-
-def signatures():
-    found = {}
-    for info in pkgutil.iter_modules(grid_pkg.__path__):
-        module = importlib.import_module(f"{grid_pkg.__name__}.{info.name}")
-        for name, obj in vars(module).items():
-            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == module.__name__:
-                found[f"{info.name}.{name}"] = sorted(str(s) for s in obj.signatures)
-    return found
-
-
+USE_THE_API = r'''
 def use_the_api():
     from planning_collision.geometry import ConvexShape
     from planning_collision.grid import (
@@ -121,14 +94,6 @@ def use_the_api():
         grid.cell_to_world(np.array([[1, 2]], np.int32))
         grid.is_blocked([[1, 2], [-1, 0]])
         grid.blocked_mask()
-
-
-before = signatures()
-seconds = grid_pkg.warmup()
-warm = signatures()
-use_the_api()
-after = signatures()
-print(json.dumps({"before": before, "warm": warm, "after": after, "seconds": seconds}))
 '''
 
 # Kernels that Python code calls directly (the others are compiled into these).
@@ -144,25 +109,8 @@ ENTRY_POINTS = {
 
 
 def test_warmup_compiles_everything_the_api_reaches_in_a_fresh_process():
-    out = subprocess.run(
-        [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=600
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    probe = json.loads(out.stdout.strip().splitlines()[-1])
-    before, warm, after = probe["before"], probe["warm"], probe["after"]
-    assert isinstance(probe["seconds"], float) and probe["seconds"] >= 0.0
-    # importing compiles nothing
-    assert before.keys() == warm.keys()
-    assert all(sigs == [] for sigs in before.values()), before
-    # warmup compiled (or loaded) every entry point... (kernels only called from other
-    # kernels show signatures too when this process compiled them, with an empty cache,
-    # and none when it loaded them from the cache: nothing below depends on which)
-    compiled = {name for name, sigs in warm.items() if sigs}
-    assert ENTRY_POINTS <= compiled, ENTRY_POINTS - compiled
-    assert all(len(warm[name]) == 1 for name in ENTRY_POINTS)
-    # ...and the public API with odd but valid inputs added no specialisation anywhere
-    new = {name: sorted(set(after[name]) - set(warm[name])) for name in after}
-    assert not any(new.values()), {k: v for k, v in new.items() if v}
+    probe = check_warmup("planning_collision.grid", USE_THE_API, ENTRY_POINTS)
+    assert all(len(probe["warm"][name]) == 1 for name in ENTRY_POINTS)
 
 
 def test_public_names_and_no_ros_imports():
