@@ -40,6 +40,7 @@ import math
 import numpy as np
 from numba import njit
 
+from .fast_trig import fast_sincos
 from .gjk import SEPARATED, _check_shape, distance_pair, gjk_core, pair_scale
 from .hull import is_convex_ccw
 from .penetration import penetration_pair
@@ -179,50 +180,6 @@ def _box_exact(cxa, cya, ha, la, wa, cxb, cyb, hb, lb, wb):
     box_corners_into(qa, cxa, cya, math.cos(ha), math.sin(ha), la, wa)
     box_corners_into(qb, cxb, cyb, math.cos(hb), math.sin(hb), lb, wb)
     return corners_overlap(qa, qb)
-
-
-# fdlibm's split of pi / 2 (33 + 53 bits) and its sin / cos kernel coefficients on
-# [-pi/4, pi/4]
-_INV_PIO2 = 6.36619772367581382433e-01
-_PIO2_1 = 1.57079632673412561417e00
-_PIO2_1T = 6.07710050650619224932e-11
-_S1 = -1.66666666666666324348e-01
-_S2 = 8.33333333332248946124e-03
-_S3 = -1.98412698298579493134e-04
-_S4 = 2.75573137070700676789e-06
-_S5 = -2.50507602534068634195e-08
-_S6 = 1.58969099521155010221e-10
-_C1 = 4.16666666666666019037e-02
-_C2 = -1.38888888888741095749e-03
-_C3 = 2.48015872894767294178e-05
-_C4 = -2.75573143513906633035e-07
-_C5 = 2.08757232129817482790e-09
-_C6 = -1.13596475577881948265e-11
-_FAST_TRIG_MAX = 1e5
-
-
-@njit(cache=True, inline="always")
-def fast_sincos(x):
-    """``(sin x, cos x)`` in one go, branch-free, for ``|x| < 1e5`` (beyond that it calls
-    ``math.sin`` / ``math.cos``): Cody-Waite reduction by pi / 2 and fdlibm's polynomials,
-    within about one ulp of ``math.sin`` / ``math.cos`` (the tests bound the absolute error
-    by 2 EPS).
-
-    Only the box test's undecided-band filter uses it (its slack covers a few ulps); exact
-    corners always come from ``math.cos`` / ``math.sin``.
-    """
-    if not abs(x) < _FAST_TRIG_MAX:
-        return math.sin(x), math.cos(x)
-    k = np.rint(x * _INV_PIO2)
-    r = (x - k * _PIO2_1) - k * _PIO2_1T  # x - k pi/2, |r| <= pi/4
-    z = r * r
-    s = r + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
-    c = 1.0 - 0.5 * z + z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
-    q = int(k) & 3  # quadrant: rotate (s, c) by q quarter turns, without branches
-    odd = (q & 1) == 1
-    sq = c if odd else s
-    cq = s if odd else c
-    return sq * (1 - (q & 2)), cq * (1 - ((q + 1) & 2))
 
 
 @njit(cache=True)

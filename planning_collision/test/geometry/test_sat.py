@@ -258,7 +258,7 @@ def test_fast_sincos_matches_libm(rng):
     the 1e5 cut-off where it defers to libm."""
     from numba import njit
 
-    from planning_collision.geometry.sat import fast_sincos
+    from planning_collision.geometry.fast_trig import fast_sincos
 
     @njit
     def table(x):
