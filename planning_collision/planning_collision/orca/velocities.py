@@ -121,8 +121,9 @@ class VelocityResult(NamedTuple):
     ``velocities`` (N, 2) new velocities; ``num_neighbors`` (N,) agent neighbours used;
     ``infeasible`` (N,) True where the half-planes had no common velocity within max speed
     (RVO2's linearProgram3 was used); ``num_lines`` and ``num_hard_lines`` (N,) count each
-    agent's half-planes and the hard ones among them; ``lines`` and ``neighbors`` are
-    filled when requested.
+    agent's half-planes and the hard ones among them, ``num_obstacle_lines`` (N,) the
+    obstacle half-planes, which come first; ``lines`` and ``neighbors`` are filled when
+    requested.
     """
 
     velocities: np.ndarray
@@ -130,6 +131,7 @@ class VelocityResult(NamedTuple):
     infeasible: np.ndarray
     num_lines: np.ndarray
     num_hard_lines: np.ndarray
+    num_obstacle_lines: np.ndarray
     lines: LineSet | None = None
     neighbors: NeighborSet | None = None
 
@@ -283,12 +285,14 @@ def solve_velocities(pos, vel, pref, params: AgentParameters, obstacles: Obstacl
     num_neighbors = np.zeros(n, np.int64)
     num_lines = np.zeros(n, np.int64)
     num_hard = np.zeros(n, np.int64)
+    num_obstacle = np.zeros(n, np.int64)
     infeasible = np.zeros(n, np.bool_)
     if n:
         _run_kernel(pos, vel, pref, params, obstacles, extra, options, False, threads,
-                    out_vel, num_neighbors, num_lines, num_hard, infeasible, _NO_OFFSETS,
-                    _NO_POINTS, _NO_POINTS, _NO_OFFSETS, _NO_OFFSETS)
-    result = VelocityResult(out_vel, num_neighbors, infeasible, num_lines, num_hard)
+                    out_vel, num_neighbors, num_lines, num_hard, num_obstacle, infeasible,
+                    _NO_OFFSETS, _NO_POINTS, _NO_POINTS, _NO_OFFSETS, _NO_OFFSETS)
+    result = VelocityResult(out_vel, num_neighbors, infeasible, num_lines, num_hard,
+                            num_obstacle)
     if return_lines or return_neighbors:
         lines, neighbors = collect_lines(pos, vel, params, obstacles, extra, options, result,
                                          threads=threads)
@@ -316,7 +320,8 @@ def collect_lines(pos, vel, params: AgentParameters, obstacles: ObstacleSet,
     if n:
         _run_kernel(pos, vel, vel, params, obstacles, extra, options, True, threads,
                     result.velocities, result.num_neighbors, result.num_lines,
-                    result.num_hard_lines, result.infeasible, line_offsets, line_points,
+                    result.num_hard_lines, result.num_obstacle_lines, result.infeasible,
+                    line_offsets, line_points,
                     line_dirs, nb_offsets, nb_indices)
     return LineSet(line_offsets, line_points, line_dirs), NeighborSet(nb_offsets, nb_indices)
 
@@ -394,7 +399,8 @@ def _process_agents(lo, hi, write_csr, pos, vel, pref, radius, max_speed, neighb
                     tree_right, extra_offsets, extra_points, extra_dirs, time_step, inv_overlap,
                     symmetry_breaking, side_preference, seed, keep_apart, plan_scale, reach,
                     grid, sizes,
-                    out_vel, out_neighbors, out_lines, out_hard, out_infeasible, line_offsets,
+                    out_vel, out_neighbors, out_lines, out_hard, out_obstacle, out_infeasible,
+                    line_offsets,
                     csr_points, csr_dirs, nb_offsets, csr_indices):
     """Agents ``lo..hi-1``: solve (``write_csr`` False) or copy lines and neighbours to CSR.
 
@@ -435,6 +441,7 @@ def _process_agents(lo, hi, write_csr, pos, vel, pref, radius, max_speed, neighb
             n_lines = obstacle_lines(px, py, vx, vy, r, 1.0 / time_horizon_obst[i], ob_vertex,
                                      count, obs_points, obs_dirs, obs_next, obs_prev,
                                      obs_convex, line_points, line_dirs, 0)
+        n_obstacle = n_lines
         for e in range(extra_offsets[i], extra_offsets[i + 1]):
             line_points[n_lines, 0] = extra_points[e, 0]
             line_points[n_lines, 1] = extra_points[e, 1]
@@ -493,6 +500,7 @@ def _process_agents(lo, hi, write_csr, pos, vel, pref, radius, max_speed, neighb
         out_neighbors[i] = nn
         out_lines[i] = n_lines
         out_hard[i] = n_hard
+        out_obstacle[i] = n_obstacle
         if not reactive[i]:
             out_vel[i, 0] = pref[i, 0]
             out_vel[i, 1] = pref[i, 1]

@@ -326,23 +326,6 @@ def declare_agent_parameters(node: Node, p) -> AgentTable:
         responsibility=np.array(responsibility, dtype=np.float64), goals=goals)
 
 
-def separation_counts(pos: np.ndarray, radius: np.ndarray, max_speed: np.ndarray,
-                      time_step: float, rows: np.ndarray) -> np.ndarray:
-    """How many separation half-planes (ORCA's ``keep_apart``) each agent of ``rows`` got: the
-    other agents closer than both radii plus both agents' travel within one step."""
-    out = np.zeros(rows.size, np.int64)
-    reach = radius + max_speed * time_step
-    for start in range(0, rows.size, 256):
-        part = rows[start:start + 256]
-        d = pos[part, None, :] - pos[None, :, :]
-        dist_sq = d[..., 0] ** 2 + d[..., 1] ** 2
-        pair = reach[part, None] + reach[None, :]
-        close = dist_sq < pair * pair
-        close[np.arange(part.size), part] = False
-        out[start:start + 256] = close.sum(axis=1)
-    return out
-
-
 class OrcaNode(Node):
     def __init__(self, **node_kwargs):
         super().__init__("orca_node", **node_kwargs)
@@ -745,8 +728,8 @@ class OrcaNode(Node):
 
         if want_status or want_markers:
             stamp = self.get_clock().now().to_msg()
-            lines = (self._step_lines(result, rows, row_of, active, constraint_counts, pos,
-                                      radius, a.max_speed) if result is not None
+            lines = (self._step_lines(result, rows, row_of, active, constraint_counts)
+                     if result is not None
                      else StepLines(np.zeros(k, np.int64), np.zeros(k, np.int64)))
             if want_status:
                 self._publish_status(stamp, started, result, row_of, active, distance, pref,
@@ -771,8 +754,7 @@ class OrcaNode(Node):
             out[mine] = result.infeasible[row_of[:k][mine]]
         return out
 
-    def _step_lines(self, result, rows, row_of, active, constraint_counts, pos, radius,
-                    max_speed) -> StepLines:
+    def _step_lines(self, result, rows, row_of, active, constraint_counts) -> StepLines:
         """Neighbour and obstacle-line counts of the controlled agents and, when the step
         returned them, their half-planes.
 
@@ -782,11 +764,7 @@ class OrcaNode(Node):
         mine = np.flatnonzero(active)  # active agents are in the problem
         agent_neighbors = np.zeros(k, np.int64)
         obstacle_lines = np.zeros(k, np.int64)
-        hard = result.num_hard_lines - constraint_counts
-        some = np.flatnonzero(hard > 0)  # most agents have no hard line at all
-        if self.params.keep_apart and some.size:
-            hard[some] -= separation_counts(pos[rows], radius[rows], max_speed[rows], self.dt,
-                                            some)
+        hard = result.num_obstacle_lines  # the obstacle lines come first
         agent_neighbors[mine] = result.num_neighbors[row_of[mine]]
         obstacle_lines[mine] = hard[row_of[mine]]
         lines = result.lines

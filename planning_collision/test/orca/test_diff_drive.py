@@ -151,6 +151,7 @@ def test_orca_plans_with_the_radius_inflated_by_the_tracking_error():
         points, _ = sim.orca_lines(i)
         hard = sim.last_result.num_hard_lines[i]
         assert hard == polygon_edges  # the trackable polygon; no separation lines
+        assert sim.last_result.num_obstacle_lines[i] == 0
         for k, j in enumerate(sim.neighbors(i)):
             rel = pos[j] - pos[i]
             dist = np.hypot(*rel)

@@ -233,6 +233,7 @@ def test_keep_apart_lines_are_hard_and_contain_zero():
         # Pairs that can touch within the step: (0, 1) and (0, 2); 1 and 2 are 4.45 apart
         # and at most 3 + 4 * 0.25 = 4 can be closed.
         assert r.num_hard_lines[i] == (2 if i == 0 else 1)
+        assert r.num_obstacle_lines[i] == 0  # separations are hard, but not obstacles
         p, d = r.lines.points[hard], r.lines.directions[hard]
         # The zero velocity is permitted (left of, or on, each direction).
         assert np.all(d[:, 0] * (0 - p[:, 1]) - d[:, 1] * (0 - p[:, 0]) >= 0)

@@ -96,7 +96,8 @@ def test_obstacle_half_planes_match_rvo2():
                                    max_speed=2.0, neighbor_dist=15.0, max_neighbors=10,
                                    time_horizon=5.0, time_horizon_obst=5.0, obstacles=ours,
                                    return_lines=True)
-            assert len(r.lines.points) == m == r.num_hard_lines[0]
+            assert len(r.lines.points) == m == r.num_hard_lines[0] == \
+                r.num_obstacle_lines[0]
             if m:
                 with_lines += 1
                 assert np.abs(r.lines.directions - [ln[0] for ln in lines]).max() < 1e-4
