@@ -84,6 +84,21 @@ def argmin_dot(p, n, dx, dy):
     return best
 
 
+@njit(cache=True, inline="always")
+def _bounds(p, n):
+    """Bounding box of ``p[:n]``: (min x, max x, min y, max y)."""
+    lx = hx = p[0, 0]
+    ly = hy = p[0, 1]
+    for i in range(1, n):
+        x = p[i, 0]
+        y = p[i, 1]
+        lx = min(lx, x)
+        hx = max(hx, x)
+        ly = min(ly, y)
+        hy = max(hy, y)
+    return lx, hx, ly, hy
+
+
 @njit(cache=True)
 def pair_scale(pa, na, pb, nb):
     """Largest absolute coordinate of the Minkowski difference of ``pa[:na]`` and
@@ -91,24 +106,8 @@ def pair_scale(pa, na, pb, nb):
     boxes. It measures the pair's sizes and separation, not its distance from the world
     origin, and is the scale of the touch tolerance (see :mod:`.tolerances`).
     """
-    lax = hax = pa[0, 0]
-    lay = hay = pa[0, 1]
-    for i in range(1, na):
-        x = pa[i, 0]
-        y = pa[i, 1]
-        lax = min(lax, x)
-        hax = max(hax, x)
-        lay = min(lay, y)
-        hay = max(hay, y)
-    lbx = hbx = pb[0, 0]
-    lby = hby = pb[0, 1]
-    for i in range(1, nb):
-        x = pb[i, 0]
-        y = pb[i, 1]
-        lbx = min(lbx, x)
-        hbx = max(hbx, x)
-        lby = min(lby, y)
-        hby = max(hby, y)
+    lax, hax, lay, hay = _bounds(pa, na)
+    lbx, hbx, lby, hby = _bounds(pb, nb)
     return max(max(hax - lbx, hbx - lax), max(hay - lby, hby - lay))
 
 
