@@ -16,7 +16,6 @@ import argparse
 import math
 import os
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -139,18 +138,9 @@ class Demo:
     def _close_node(self) -> None:
         """Destroy the demo's node; if the DDS teardown hangs, leave it behind (the run's
         results do not depend on it) and remember to end the process with os._exit."""
-        import rclpy
+        from .ros.run import close_within
 
-        done = threading.Event()
-
-        def teardown() -> None:
-            self.executor.shutdown()
-            self.node.destroy_node()
-            rclpy.try_shutdown()
-            done.set()
-
-        threading.Thread(target=teardown, name="demo-teardown", daemon=True).start()
-        if not done.wait(10.0):
+        if not close_within(self.node, self.executor, 10.0):
             self.teardown_hung = True
             print("the demo's DDS teardown hung (Fast DDS deadlock, eProsima/Fast-DDS#6502); "
                   "carrying on without it", file=sys.stderr, flush=True)

@@ -40,7 +40,7 @@ from nav_msgs.msg import OccupancyGrid
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from visualization_msgs.msg import Marker, MarkerArray
+from visualization_msgs.msg import MarkerArray
 
 from planning_collision import geometry, grid
 from planning_collision.geometry import ConvexShape, ObstacleSet
@@ -755,12 +755,8 @@ class CollisionServer(Node):
 
         def build(frame, stamp, lifetime):
             names = {ns for ns, _ in current}
-            out = []
-            for ns in sorted(self._obstacle_namespaces - names):
-                gone = Marker(ns=ns, id=0, action=Marker.DELETE)
-                gone.header.frame_id = frame
-                gone.header.stamp = stamp
-                out.append(gone)
+            out = [markers.delete(ns, 0, frame, stamp)
+                   for ns in sorted(self._obstacle_namespaces - names)]
             for ns, ring in current:
                 out.append(markers.polyline(ns, 0, frame, stamp, ring, markers.GREY, 0.04, 0.0,
                                             closed=True))

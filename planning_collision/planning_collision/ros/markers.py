@@ -45,8 +45,9 @@ def polyline(ns: str, marker_id: int, frame_id: str, stamp, xy, color: ColorRGBA
     return m
 
 
-def delete_all(frame_id: str, stamp, ns: str = "") -> Marker:
-    m = Marker(action=Marker.DELETEALL, ns=ns)
+def delete(ns: str, marker_id: int, frame_id: str, stamp) -> Marker:
+    """A DELETE for one marker (namespace and id)."""
+    m = Marker(ns=ns, id=marker_id, action=Marker.DELETE)
     m.header.frame_id = frame_id
     m.header.stamp = stamp
     return m

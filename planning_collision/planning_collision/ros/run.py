@@ -51,6 +51,23 @@ def exit_if_teardown_hangs(name: str, timeout: float = TEARDOWN_TIMEOUT) -> thre
     return done
 
 
+def close_within(node: Node, executor: Executor, timeout: float) -> bool:
+    """Shut ``executor`` down, destroy ``node`` and shut its context down, giving up after
+    ``timeout`` seconds: True when done, False when the DDS teardown hung (see the module's
+    docstring; the stuck thread is left behind, and a process that has one should end with
+    ``os._exit``, since the interpreter's own exit would wait on it too)."""
+    done = threading.Event()
+
+    def teardown() -> None:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=node.context)
+        done.set()
+
+    threading.Thread(target=teardown, name=f"close-{node.get_name()}", daemon=True).start()
+    return done.wait(timeout)
+
+
 class InlineGroupsExecutor(MultiThreadedExecutor):
     """A MultiThreadedExecutor that runs the callbacks of chosen groups on the spinning thread.
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import signal
 import sys
-import threading
 import time
 
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from planning_collision.ros.run import close_within
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -89,16 +90,7 @@ class Client:
         if self.closed:
             return
         self.closed = True
-        done = threading.Event()
-
-        def teardown() -> None:
-            self.executor.shutdown()
-            self.node.destroy_node()
-            rclpy.try_shutdown(context=self.context)
-            done.set()
-
-        threading.Thread(target=teardown, name=f"close-{self.name}", daemon=True).start()
-        if not done.wait(CLOSE_TIMEOUT):
+        if not close_within(self.node, self.executor, CLOSE_TIMEOUT):
             ABANDONED.append(self.name)
             print(f"test client {self.name!r}: DDS teardown hung (Fast DDS deadlock, "
                   f"eProsima/Fast-DDS#6502); abandoned", file=sys.stderr, flush=True)
