@@ -36,6 +36,7 @@ from nav_msgs.msg import OccupancyGrid  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 
+from planning_collision.ros.service_call import call_service  # noqa: E402
 from planning_collision_interfaces.msg import Obstacle, ObstacleArray, Shape  # noqa: E402
 from planning_collision_interfaces.srv import (  # noqa: E402
     CheckCollision,
@@ -115,11 +116,10 @@ def publish_big_maps() -> int:
 
 
 def call(executor, client, request, timeout=60.0):
-    future = client.call_async(request)
-    executor.spin_until_future_complete(future, timeout_sec=timeout)
-    if not future.done():
+    reply = call_service(executor, client, request, timeout)
+    if reply is None:
         raise TimeoutError("no answer")
-    return future.result()
+    return reply
 
 
 def main() -> int:

@@ -24,6 +24,7 @@ import numpy as np
 from . import processes
 from .grid.map_file import load_map_file
 from .plots import HalfPlaneFrame, animate_halfplanes, plot_trajectories
+from .ros.service_call import call_service
 from .scenario import Scenario, load_scenario
 
 NODES = ("map_publisher", "collision_server", "fleet_sim", "orca_node")
@@ -232,10 +233,8 @@ class Demo:
             while not client.service_is_ready() and time.monotonic() < deadline:
                 self.executor.spin_once(timeout_sec=0.05)
             started = time.perf_counter()
-            future = client.call_async(request)
-            self.executor.spin_until_future_complete(future, timeout_sec=10.0)
+            reply = call_service(self.executor, client, request, timeout=10.0)
             ms = (time.perf_counter() - started) * 1e3
-            reply = future.result() if future.done() else None
             if reply is None:
                 self.service_log.append(f"{name}: no answer within 10 s")
             elif not reply.success:

@@ -21,6 +21,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from planning_collision.ros.run import close_within
+from planning_collision.ros.service_call import call_service
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -63,11 +64,10 @@ class Client:
     def call(self, srv_type, name: str, request, timeout: float = 30.0, process=None):
         client = self.client(srv_type, name)
         self.wait_for_service(srv_type, name, timeout, process)
-        future = client.call_async(request)
-        self.executor.spin_until_future_complete(future, timeout_sec=timeout)
-        if not future.done():
+        reply = call_service(self.executor, client, request, timeout)
+        if reply is None:
             raise TimeoutError(f"{name} did not answer within {timeout} s")
-        return future.result()
+        return reply
 
     def call_async(self, srv_type, name: str, request):
         return self.client(srv_type, name).call_async(request)
