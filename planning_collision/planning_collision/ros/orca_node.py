@@ -74,7 +74,7 @@ from . import cdr
 from .conversions import RequestError, pose_xyyaw
 from .markers import MarkerData, marker_from_data
 from .orca_markers import observed_markers, step_markers
-from .orca_obstacles import map_polygons, obstacle_array_polygons
+from .orca_obstacles import covered_polygons, map_polygons, obstacle_array_polygons
 from .parameters import Param, ParameterError, declare
 from .run import run_node
 
@@ -388,9 +388,9 @@ class OrcaNode(Node):
         # Static obstacles: polygons per source, combined into one ObstacleSet.
         self._array_polygons: list[np.ndarray] = []
         self._map_polygons: list[np.ndarray] = []
+        self._map_slack = 0.0
         self._map_key: tuple | None = None
         self.obstacles: ObstacleSet | None = None
-        self.obstacle_polygon_count = 0
 
         # Outputs.
         self._cmd_type = TwistStamped if p.stamped_cmd_vel else Twist
@@ -487,6 +487,9 @@ class OrcaNode(Node):
             return
         self._map_key = key
         self._map_polygons = polygons
+        # How far the traced outline of an obstacle can lie outside it: a cell's diagonal
+        # plus the simplification.
+        self._map_slack = math.sqrt(2.0) * info.resolution + p.map_simplify_tolerance
         self.get_logger().info(
             f"map {info.width} x {info.height}: {len(polygons)} polygons, "
             f"{sum(len(q) for q in polygons)} vertices, traced in "
@@ -494,7 +497,14 @@ class OrcaNode(Node):
         self._rebuild_obstacles("map")
 
     def _rebuild_obstacles(self, source: str) -> None:
-        polygons = self._array_polygons + self._map_polygons
+        # A map region an ObstacleArray polygon already covers is left out: overlapping
+        # obstacles trap agents (see orca_obstacles).
+        covered = covered_polygons(self._map_polygons, self._array_polygons, self._map_slack)
+        if covered.any():
+            self.get_logger().info(f"{int(covered.sum())} map polygons left out: obstacles on "
+                                   f"{self.params.obstacles_topic} cover them")
+        polygons = self._array_polygons + [q for q, c in zip(self._map_polygons, covered,
+                                                               strict=True) if not c]
         try:
             self.obstacles = orca.build_obstacles(polygons) if polygons else None
         except Exception:  # e.g. a polygon repeating a vertex: keep the ones that build alone
@@ -511,7 +521,6 @@ class OrcaNode(Node):
             except Exception as exc:
                 self.get_logger().error(f"{source}: obstacles not updated: {exc}")
                 return
-        self.obstacle_polygon_count = len(polygons)
         self.get_logger().info(f"{source} updated: {len(polygons)} obstacle polygons in use")
 
     # ------------------------------------------------------------------ logging

@@ -9,6 +9,12 @@ the shape: ORCA keeps the robots off the polygon, hence off the shape. Occupied 
 come from :func:`planning_collision.grid.occupied_polygons` (outer boundaries
 counter-clockwise, holes such as a room's free space clockwise: RVO2's enclosing
 boundaries).
+
+RVO2's obstacles must not overlap: two overlapping polygons form a concave wedge between
+their edges, and an agent that slides into it gets no permitted velocity at all. A map
+usually draws the obstacles an ObstacleArray also gives (a pillar in both), so
+:func:`covered_polygons` finds the map polygons that an ObstacleArray polygon already covers,
+and the node leaves those out, keeping the exact one.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import math
 
 import numpy as np
 
-from planning_collision.geometry import ConvexShape
+from planning_collision.geometry import ConvexShape, ObstacleSet, decompose
 from planning_collision.geometry.outline import outline
 from planning_collision.grid import occupied_polygons
 from planning_collision_interfaces.msg import Obstacle, ObstacleArray
@@ -84,3 +90,20 @@ def map_polygons(msg, occupied_threshold: int, unknown_is_occupied: bool,
     cannot be read)."""
     grid = grid_from_msg(msg, occupied_threshold, unknown_is_occupied)
     return occupied_polygons(grid, simplify_tolerance)
+
+
+def covered_polygons(polygons: list[np.ndarray], covering: list[np.ndarray],
+                     tolerance: float) -> np.ndarray:
+    """(len(polygons),) bool: whether every vertex of the polygon lies within ``tolerance``
+    of one of the ``covering`` polygons (their area included)."""
+    if not polygons or not covering:
+        return np.zeros(len(polygons), dtype=bool)
+    parts = []
+    for polygon in covering:
+        parts += decompose(polygon) if polygon.shape[0] >= 3 else [ConvexShape(polygon)]
+    vertices = np.concatenate(polygons)
+    nearest = ObstacleSet.from_shapes(parts).nearest(
+        vertices[:, None, :], np.ones(len(vertices), np.int64), np.zeros(len(vertices)),
+        max_distance=tolerance)
+    starts = np.cumsum([0] + [len(polygon) for polygon in polygons[:-1]])
+    return np.logical_and.reduceat(nearest.index >= 0, starts)

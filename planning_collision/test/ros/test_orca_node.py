@@ -17,6 +17,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 import yaml
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Point, PoseStamped, Twist, TwistStamped
 from nav_msgs.msg import OccupancyGrid, Odometry
@@ -534,6 +535,44 @@ def test_obstacle_polygons_keep_concave_outlines_and_contain_shapes():
     centre = np.array([5.0, 5.0])
     offsets = ((centre - ring)[:, 0] * edges[:, 1] - (centre - ring)[:, 1] * edges[:, 0])
     assert np.all(-offsets / np.hypot(edges[:, 0], edges[:, 1]) >= 0.5 - 1e-12)
+
+
+def test_map_polygons_an_obstacle_array_covers_are_left_out():
+    """The demo's map draws the pillars and the U wall that its ObstacleArray gives exactly.
+    Both copies together trap a robot in the wedge between them (it got no permitted velocity
+    at all beside pillar_4 in a demo run); covered_polygons leaves the map's copies out and
+    keeps the room's walls, which only the map has."""
+    from planning_collision.grid import occupied_polygons
+    from planning_collision.grid.map_file import load_map_file
+    from planning_collision.ros.orca_obstacles import covered_polygons
+
+    scenario = load_scenario(config_file("scenarios/swap_room.yaml"))
+    grid_map = load_map_file(scenario.map).to_grid()
+    traced = occupied_polygons(grid_map, 0.05)
+    exact = [q for _, q in obstacle_array_polygons(
+        obstacle_array_msg(scenario, "map", Time()))[0]]
+    covered = covered_polygons(traced, exact, np.sqrt(2) * grid_map.resolution + 0.05)
+    assert covered.sum() == len(exact) == 5  # four pillars and the U wall
+    walls = [q for q, c in zip(traced, covered, strict=True) if not c]
+    assert len(walls) == len(traced) - 5 and all(len(q) >= 4 for q in walls)
+
+    def reaches_goal(polygons) -> bool:
+        sim = orca.OrcaSimulator(0.05, 3.0, 10, 2.0, 1.0, 0.35, 0.6, symmetry_breaking=0.001,
+                                 side_preference=0.35, keep_apart=True)
+        for polygon in polygons:
+            sim.add_obstacle(polygon)
+        sim.process_obstacles()
+        sim.add_agent((2.1, -2.1), heading=0.8, diff_drive=UNICYCLE_LIMITS)
+        goal = np.array([4.157, 1.722])  # robot10's, beyond pillar_4
+        for _ in range(600):
+            d = goal - sim.positions[0]
+            n = np.hypot(*d)
+            sim.set_pref_velocities((d * min(0.5, n) / max(n, 1e-9))[None])
+            sim.step()
+        return bool(np.hypot(*(goal - sim.positions[0])) < 0.2)
+
+    assert not reaches_goal(exact + traced)
+    assert reaches_goal(exact + walls)
 
 
 def test_demo_parameters_match_the_swap_room_scenario():
