@@ -46,7 +46,6 @@ from planning_collision import geometry, grid
 from planning_collision.geometry import ConvexShape, ObstacleSet
 from planning_collision.geometry.outline import outline
 from planning_collision.geometry.raycast import cast_segments
-from planning_collision.geometry.tolerances import MAX_COORD
 from planning_collision_interfaces.msg import ObstacleArray
 from planning_collision_interfaces.srv import (
     CheckCollision,
@@ -58,6 +57,7 @@ from planning_collision_interfaces.srv import (
 
 from . import markers
 from .conversions import (
+    MAX_MESSAGE_COORD,
     RequestError,
     float64_field,
     float_array,
@@ -84,9 +84,8 @@ MARKER_ID_WRAP = 2**31 - 1
 # A footprint reaching farther than this many cells from the robot's origin is refused for grid
 # checks: rasterising it costs about that many rows per pose (and a scratch array as large).
 MAX_FOOTPRINT_CELLS = 10_000
-# Request coordinates must stay within this (metres), so that a footprint placed at a pose, or a
-# segment's extent, stays inside the geometry cores' accepted range (MAX_COORD).
-MAX_REQUEST_COORD = MAX_COORD / 4.0
+# Request coordinates must stay within this (metres): see conversions.MAX_MESSAGE_COORD.
+MAX_REQUEST_COORD = MAX_MESSAGE_COORD
 
 PARAMETERS = (
     Param("global_frame", "map",

@@ -12,49 +12,67 @@ import math
 import numpy as np
 from geometry_msgs.msg import Point, Pose, Quaternion
 
+from planning_collision.common.se2 import quaternion_from_yaw as _quaternion_from_yaw
+from planning_collision.common.se2 import quaternion_yaw
 from planning_collision.geometry import ConvexShape
+from planning_collision.geometry.tolerances import MAX_COORD
 from planning_collision.grid import GridMap
 from planning_collision_interfaces.msg import Obstacle, Shape
+
+
+# Coordinates a message may carry (metres): a quarter of the geometry cores' range, so that a
+# shape placed at such a pose, or a segment's extent, stays inside what the cores accept.
+MAX_MESSAGE_COORD = MAX_COORD / 4.0
 
 
 class RequestError(ValueError):
     """A message field the node cannot use; the text names the field."""
 
 
-def yaw_of(q: Quaternion) -> float:
-    """Yaw (rotation about z) of a quaternion; a non-normalised one is normalised first."""
-    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+def yaw_of(q: Quaternion, field: str = "orientation") -> float:
+    """Yaw (rotation about z) of a quaternion of any non-zero norm (see
+    :func:`planning_collision.common.se2.quaternion_yaw`); RequestError for a zero or
+    non-finite one."""
+    yaw = quaternion_yaw(q.x, q.y, q.z, q.w)
+    if math.isnan(yaw):
+        raise RequestError(_no_rotation(field, (q.x, q.y, q.z, q.w)))
+    return yaw
+
+
+def _no_rotation(field: str, q) -> str:
+    if all(math.isfinite(v) for v in q):
+        return f"{field} is a zero quaternion"
+    return f"{field} contains NaN or inf"
 
 
 def quaternion_from_yaw(yaw: float) -> Quaternion:
-    return Quaternion(z=math.sin(0.5 * yaw), w=math.cos(0.5 * yaw))
+    x, y, z, w = _quaternion_from_yaw(yaw)
+    return Quaternion(x=x, y=y, z=z, w=w)
 
 
 def pose_xyyaw(pose: Pose, field: str) -> tuple[float, float, float]:
-    """(x, y, yaw) of a Pose, checked finite with a non-degenerate orientation."""
-    p, q = pose.position, pose.orientation
-    values = (p.x, p.y, q.x, q.y, q.z, q.w)
-    if not all(math.isfinite(v) for v in values):
-        raise RequestError(f"{field} contains NaN or inf")
-    if q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w < 1e-12:
-        raise RequestError(f"{field}.orientation is a zero quaternion")
-    return p.x, p.y, yaw_of(q)
+    """(x, y, yaw) of a Pose, checked finite with a non-zero orientation of any norm."""
+    p = pose.position
+    if not (math.isfinite(p.x) and math.isfinite(p.y)):
+        raise RequestError(f"{field}.position contains NaN or inf")
+    return p.x, p.y, yaw_of(pose.orientation, f"{field}.orientation")
 
 
 def poses_array(poses, field: str) -> np.ndarray:
-    """(N, 3) float64 array of x, y, yaw from a sequence of Pose (one pass, then numpy)."""
+    """(N, 3) float64 array of x, y, yaw from a sequence of Pose (one pass, then numpy);
+    orientations of any non-zero norm."""
     raw = np.array([(p.position.x, p.position.y, p.orientation.x, p.orientation.y,
                      p.orientation.z, p.orientation.w) for p in poses], dtype=np.float64)
     raw = raw.reshape(-1, 6)
-    bad = ~np.isfinite(raw).all(axis=1)
+    bad = ~np.isfinite(raw[:, :2]).all(axis=1)
     if bad.any():
-        raise RequestError(f"{field}[{int(np.flatnonzero(bad)[0])}] contains NaN or inf")
-    qx, qy, qz, qw = raw[:, 2], raw[:, 3], raw[:, 4], raw[:, 5]
-    zero = qx * qx + qy * qy + qz * qz + qw * qw < 1e-12
-    if zero.any():
-        raise RequestError(f"{field}[{int(np.flatnonzero(zero)[0])}].orientation is a zero "
-                           f"quaternion")
-    yaw = np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
+        raise RequestError(f"{field}[{int(np.flatnonzero(bad)[0])}].position contains NaN "
+                           f"or inf")
+    yaw = quaternion_yaw(raw[:, 2], raw[:, 3], raw[:, 4], raw[:, 5])
+    bad = np.isnan(yaw)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise RequestError(_no_rotation(f"{field}[{i}].orientation", raw[i, 2:]))
     return np.column_stack([raw[:, 0], raw[:, 1], yaw])
 
 
@@ -104,14 +122,17 @@ def shape_from_msg(msg: Shape, field: str) -> ConvexShape:
         else:
             raise RequestError(f"{field}.type {msg.type} is not TYPE_POINTS (0), TYPE_CIRCLE (1) "
                                f"or TYPE_BOX (2)")
-        x, y, yaw = pose_xyyaw(msg.pose, f"{field}.pose")
     except RequestError:
         raise
     except ValueError as exc:  # from ConvexShape's own checks
         raise RequestError(f"{field}: {exc}") from exc
+    x, y, yaw = pose_xyyaw(msg.pose, f"{field}.pose")
     if x == 0.0 and y == 0.0 and yaw == 0.0:
         return local
-    return local.transformed(x, y, yaw)
+    try:
+        return local.transformed(x, y, yaw)
+    except ValueError as exc:  # e.g. a pose beyond the geometry's coordinate range
+        raise RequestError(f"{field}.pose: {exc}") from exc
 
 
 def shape_is_empty(msg: Shape) -> bool:
@@ -151,6 +172,9 @@ def grid_from_msg(msg, occupied_threshold: int, unknown_is_occupied: bool) -> Gr
                            f"{width} * {height} = {width * height}")
     data = np.frombuffer(msg.data, dtype=np.int8).reshape(height, width)
     x, y, yaw = pose_xyyaw(info.origin, "map.info.origin")
+    if not (abs(x) <= MAX_MESSAGE_COORD and abs(y) <= MAX_MESSAGE_COORD):
+        raise RequestError(f"map.info.origin.position ({x:g}, {y:g}) is beyond "
+                           f"+-{MAX_MESSAGE_COORD:g} m")
     try:
         return GridMap(data, float(info.resolution), (x, y, yaw),
                        occupied_threshold=occupied_threshold,

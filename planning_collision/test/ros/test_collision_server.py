@@ -389,6 +389,38 @@ def test_compute_distance(server):
             assert reply.distance == pytest.approx(core.distance, abs=1e-12)
 
 
+def scaled_quaternion_pose(x, y, scale):
+    """A quarter turn written as (0, 0, scale, scale): a rotation of 90 degrees whatever the
+    scale."""
+    p = Pose()
+    p.position.x, p.position.y = x, y
+    p.orientation.z = p.orientation.w = scale
+    return p
+
+
+@pytest.mark.parametrize("scale", [math.sqrt(0.5), 2.0, 1e-6, 0.1, 1e200])
+def test_unnormalised_quaternions_place_shapes_as_their_rotation(server, scale):
+    """A 2.0 x 0.2 box turned a quarter turn reaches y = 1.0 and meets a 0.1-radius disc at
+    (0, 0.8) 0.2 deep (sideways). Written (0,0,2,2) the server used to place it at 131 degrees (not
+    intersecting, +0.2857) and (0,0,1e-6,1e-6) at about 0 degrees (+0.6)."""
+    caller, _ = server
+    box = box_shape(2.0, 0.2)
+    box.pose = scaled_quaternion_pose(0.0, 0.0, scale)
+    disc = Shape(type=Shape.TYPE_CIRCLE, radius=0.1)
+    disc.pose = pose(0.0, 0.8)
+    reply = caller.call(ComputeDistance, "/cs/compute_distance",
+                        ComputeDistance.Request(shape_a=box, shape_b=disc))
+    assert reply.success and reply.intersecting, reply.message
+    assert reply.distance == pytest.approx(-0.2, abs=1e-12)
+    # The same rotation for footprints: a 2.0 x 0.2 footprint turned a quarter turn at the
+    # pillar's x covers the pillar.
+    request = collision_request([(0.0, 0.0, 0.0)], footprint=box_shape(2.0, 0.2), layers=2)
+    request.poses = [scaled_quaternion_pose(PILLAR[0][0], PILLAR[0][1] - 0.9, scale)]
+    reply = caller.call(CheckCollision, "/cs/check_collision", request)
+    assert reply.success, reply.message
+    assert list(reply.obstacle_collision) == [True] and reply.nearest_obstacle_id == ["pillar"]
+
+
 def points_shape(points, radius=0.0, x=0.0, y=0.0, yaw=0.0) -> Shape:
     shape = Shape(type=Shape.TYPE_POINTS, points=[Point(x=float(px), y=float(py))
                                                   for px, py in points], radius=radius)
@@ -436,6 +468,17 @@ def test_compute_distance_penetration_matches_the_core(server):
 
 
 FAR = 1e8  # metres: 2e9 cells of 5 cm, beyond the grid's 2**29
+
+
+def far_circle() -> Shape:
+    shape = Shape(type=Shape.TYPE_CIRCLE, radius=0.5)
+    shape.pose = pose(1e300, 0.0)
+    return shape
+
+
+def zero_rotation(shape: Shape) -> Shape:
+    shape.pose.orientation.w = 0.0
+    return shape
 
 
 def lines_request(sx, sy, gx, gy, **kwargs) -> CheckLinesOfSight.Request:
@@ -529,6 +572,23 @@ BAD_REQUESTS = [
     (ComputeDistance, "compute_distance",
      lambda: ComputeDistance.Request(shape_a=box_shape(),
                                      shape_b=points_shape([(1e200, 0.0)])), "shape_b"),
+    # A shape or footprint placed beyond the geometry's range: was "internal error".
+    (ComputeDistance, "compute_distance",
+     lambda: ComputeDistance.Request(shape_a=far_circle(), shape_b=box_shape()),
+     "shape_a.pose"),
+    (CheckCollision, "check_collision",
+     lambda: collision_request([(0, 0, 0)], footprint=far_circle()), "footprint.pose"),
+    # Orientations that are no rotation.
+    (CheckCollision, "check_collision",
+     lambda: collision_request([(0, 0, 0)], footprint=zero_rotation(box_shape())),
+     "footprint.pose.orientation is a zero quaternion"),
+    (CheckCollision, "check_collision",
+     lambda: CheckCollision.Request(footprint=box_shape(),
+                                    poses=[pose(0, 0), zero_rotation(box_shape()).pose]),
+     "poses[1].orientation is a zero quaternion"),
+    (ComputeDistance, "compute_distance",
+     lambda: ComputeDistance.Request(shape_a=box_shape(), shape_b=zero_rotation(box_shape())),
+     "shape_b.pose.orientation is a zero quaternion"),
 ]
 
 
@@ -726,6 +786,8 @@ def test_pathological_maps_and_obstacles_are_logged_and_never_fatal(start_proces
     zero_origin.info.origin.orientation.w = 0.0
     nan_origin = bad_map()
     nan_origin.info.origin.position.x = math.nan
+    far_origin = bad_map()  # finite but absurd: was taken, and every grid query then refused
+    far_origin.info.origin.position.x = 1e300
     pathological = [
         (bad_map(data=bytes(50)), "map data has 50 cells"),  # width * height != len(data)
         (bad_map(resolution=0.0), "resolution must be > 0"),
@@ -733,8 +795,9 @@ def test_pathological_maps_and_obstacles_are_logged_and_never_fatal(start_proces
         (bad_map(resolution=-0.05), "resolution must be > 0"),
         (bad_map(width=2**32 - 1, height=2**32 - 1, data=b""), "map data has 0 cells"),
         (bad_map(width=0, height=0, data=b""), "map is empty"),
-        (nan_origin, "map.info.origin contains NaN"),
-        (zero_origin, "zero quaternion"),
+        (nan_origin, "map.info.origin.position contains NaN"),
+        (far_origin, "map.info.origin.position (1e+300, -1) is beyond"),
+        (zero_origin, "map.info.origin.orientation is a zero quaternion"),
         (map_msg(make_map_data(), frame="odom"), "map in frame 'odom' ignored"),
     ]
     for msg, text in pathological:
@@ -761,6 +824,7 @@ def test_pathological_maps_and_obstacles_are_logged_and_never_fatal(start_proces
                  shape=Shape(type=Shape.TYPE_CIRCLE, radius=-1.0)),
         Obstacle(id="huge", type=Obstacle.TYPE_SHAPE,
                  shape=Shape(type=Shape.TYPE_CIRCLE, radius=1e300)),
+        Obstacle(id="far", type=Obstacle.TYPE_SHAPE, shape=far_circle()),
         good,
         polygon("box", [(0, 0), (1, 0), (1, 1)]),  # duplicate id
     ])
@@ -771,6 +835,7 @@ def test_pathological_maps_and_obstacles_are_logged_and_never_fatal(start_proces
                  "polygon: polygon is self-intersecting", "obstacle 'empty' ignored",
                  "obstacle 'collinear' ignored", "obstacle 'unknown_type' ignored",
                  "obstacle 'negative_radius' ignored", "obstacle 'huge' ignored",
+                 "obstacle 'far' ignored: obstacles[7].shape.pose: x must be finite",
                  "duplicate id 'box' ignored"):
         line = [line for line in proc.lines if text in line]
         assert line and "[WARN]" in line[-1], (text, proc.lines[-12:])
