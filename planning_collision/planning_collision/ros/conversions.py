@@ -19,7 +19,6 @@ from planning_collision.geometry.tolerances import MAX_COORD
 from planning_collision.grid import GridMap
 from planning_collision_interfaces.msg import Obstacle, Shape
 
-
 # Coordinates a message may carry (metres): a quarter of the geometry cores' range, so that a
 # shape placed at such a pose, or a segment's extent, stays inside what the cores accept.
 MAX_MESSAGE_COORD = MAX_COORD / 4.0

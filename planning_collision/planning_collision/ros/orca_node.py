@@ -66,15 +66,16 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from visualization_msgs.msg import MarkerArray
 
 from planning_collision import grid, orca
-from planning_collision.orca import DiffDriveLimits, ObstacleSet
+from planning_collision.common.se2 import quaternion_yaw
+from planning_collision.orca import DiffDriveLimits
 from planning_collision.scenario import NAME_PATTERN
 from planning_collision_interfaces.msg import ObstacleArray, OrcaAgentStatus, OrcaStatus
 
 from . import cdr
-from .conversions import RequestError, pose_xyyaw
+from .conversions import MAX_MESSAGE_COORD, RequestError, pose_xyyaw
 from .markers import MarkerData, marker_from_data
 from .orca_markers import observed_markers, step_markers
-from .orca_obstacles import covered_polygons, map_polygons, obstacle_array_polygons
+from .orca_obstacles import ObstacleWorker
 from .parameters import Param, ParameterError, declare
 from .run import run_node
 
@@ -97,6 +98,9 @@ PARAMETERS = (
     Param("odom_timeout", 0.5, "Seconds (wall clock, since arrival) after which an agent's "
           "odometry is stale: a controlled agent is sent zero velocity, an observed one is "
           "forgotten. Also the age at which a cmd_vel_in command stops counting."),
+    Param("plausible_speed_factor", 3.0, "A measured velocity (odometry twist) faster than "
+          "this many times the agent's max_speed is not physically plausible: it is bounded "
+          "to that speed, keeping its direction, with a warning."),
     Param("preferred_velocity_source", GOAL, "Where each controlled agent's preferred "
           "velocity comes from: 'goal' (goal_topic, straight to the goal at pref_speed) or "
           "'cmd_vel' (cmd_vel_in_topic, the navigation stack's command).",
@@ -142,7 +146,9 @@ PARAMETERS = (
           "grown by this fraction, so agents pressed together keep moving as in RVO2 (at exact "
           "contact ORCA has them stop for good); the hard separation lines keep the real "
           "radii."),
-    Param("max_angular_speed", 2.0, "Differential drive: largest turn rate, rad/s."),
+    Param("max_angular_speed", 2.0, "Largest commanded turn rate, rad/s: differential-drive "
+          "agents turn at most this fast, and a passed-through navigation command's angular "
+          "velocity is bounded by it."),
     Param("time_to_holo", 0.4, "Differential drive: seconds in which a heading change "
           "towards the ORCA velocity is completed."),
     Param("tracking_error", 0.05, "Differential drive: largest distance (m) between the "
@@ -247,12 +253,16 @@ def _relative_topic(name: str, value: str) -> str:
 def check_parameters(p) -> None:
     """Raise ParameterError for node-wide values the node cannot run with."""
     for name in ("rate_hz", "odom_timeout", "radius", "max_speed", "pref_speed",
+                 "plausible_speed_factor",
                  "neighbor_dist", "time_horizon", "time_horizon_obst", "max_angular_speed",
                  "time_to_holo", "tracking_error", "marker_rate_hz"):
         _finite(name, getattr(p, name))
     for name in ("goal_tolerance", "safety_margin", "symmetry_breaking",
                  "map_simplify_tolerance", "keep_apart_margin"):
         _finite(name, getattr(p, name), positive=False)
+    if not p.plausible_speed_factor >= 1.0:
+        raise ParameterError(f"plausible_speed_factor must be >= 1 (a robot may drive at its "
+                             f"max_speed), got {p.plausible_speed_factor}")
     if not math.isfinite(p.side_preference):
         raise ParameterError(f"side_preference must be finite, got {p.side_preference}")
     if p.max_neighbors < 0:
@@ -365,7 +375,7 @@ class OrcaNode(Node):
         self._cmd_in: list[tuple | None] = [None] * k
         # Decoded state, written by the step only.
         self._odom_seen: list[object] = [None] * n
-        self._odom = np.zeros((n, 9))  # x, y, qx, qy, qz, qw, vx, vy, wz (odometry frame)
+        self._odom = np.zeros((n, 6))  # x, y, yaw, vx, vy, wz (odometry frame; body twist)
         self._odom_time = np.full(n, -np.inf)
         self._cmd_seen: list[object] = [None] * k
         self._cmd = np.zeros((k, 3))
@@ -385,12 +395,10 @@ class OrcaNode(Node):
         self._phases_since = time.monotonic()
         self._lap_start = 0.0
 
-        # Static obstacles: polygons per source, combined into one ObstacleSet.
-        self._array_polygons: list[np.ndarray] = []
-        self._map_polygons: list[np.ndarray] = []
-        self._map_slack = 0.0
-        self._map_key: tuple | None = None
-        self.obstacles: ObstacleSet | None = None
+        # Static obstacles, built off the control thread; each step reads the latest set.
+        self._obstacles = ObstacleWorker(p.global_frame, p.obstacles_topic,
+                                         p.occupied_threshold, p.unknown_is_occupied,
+                                         p.map_simplify_tolerance, log)
 
         # Outputs.
         self._cmd_type = TwistStamped if p.stamped_cmd_vel else Twist
@@ -403,11 +411,13 @@ class OrcaNode(Node):
                             if p.publish_markers else None)
 
         # Inputs (after the warm-up: nothing queues up while the kernels load).
-        self.create_subscription(ObstacleArray, p.obstacles_topic, self._on_obstacles,
+        self.create_subscription(ObstacleArray, p.obstacles_topic,
+                                 partial(self._obstacles.submit, "obstacles"),
                                  RELIABLE_LATCHED if p.obstacles_subscribe_transient_local
                                  else COMMANDS)
         if p.use_map_obstacles:
-            self.create_subscription(OccupancyGrid, p.map_topic, self._on_map,
+            self.create_subscription(OccupancyGrid, p.map_topic,
+                                     partial(self._obstacles.submit, "map"),
                                      RELIABLE_LATCHED if p.map_subscribe_transient_local
                                      else COMMANDS)
         goal_qos = RELIABLE_LATCHED if p.goal_subscribe_transient_local else COMMANDS
@@ -442,86 +452,18 @@ class OrcaNode(Node):
             return
         try:
             x, y, _ = pose_xyyaw(msg.pose, "pose")
+            if not (abs(x) <= MAX_MESSAGE_COORD and abs(y) <= MAX_MESSAGE_COORD):
+                raise RequestError(f"pose.position ({x:g}, {y:g}) is beyond "
+                                   f"+-{MAX_MESSAGE_COORD:g} m")
         except RequestError as exc:
             self._warn(f"goal-value/{name}", f"{name}: goal ignored: {exc}", 1.0)
             return
         self._goals[i] = (x, y)
         self.get_logger().info(f"{name}: goal ({x:.2f}, {y:.2f})")
 
-    def _on_obstacles(self, msg: ObstacleArray) -> None:
-        if msg.header.frame_id != self.params.global_frame:
-            self.get_logger().warning(f"obstacles in frame '{msg.header.frame_id}' ignored: "
-                                      f"global_frame is '{self.params.global_frame}'")
-            return
-        try:
-            polygons, problems = obstacle_array_polygons(msg)
-        except Exception as exc:  # nothing a topic sends may take the node down
-            self.get_logger().error(f"obstacles ignored: {exc}")
-            return
-        for problem in problems:
-            self.get_logger().warning(f"{problem}; skipped")
-        self._array_polygons = [polygon for _, polygon in polygons]
-        self._rebuild_obstacles("obstacles")
-
-    def _on_map(self, msg: OccupancyGrid) -> None:
-        p = self.params
-        if msg.header.frame_id != p.global_frame:
-            self.get_logger().warning(f"map in frame '{msg.header.frame_id}' ignored: "
-                                      f"global_frame is '{p.global_frame}'")
-            return
-        info = msg.info
-        key = (info.width, info.height, info.resolution, info.origin.position.x,
-               info.origin.position.y, info.origin.orientation.z, info.origin.orientation.w,
-               bytes(msg.data))
-        if key == self._map_key:
-            return  # the same map again (republished): traced already
-        started = time.perf_counter()
-        try:
-            polygons = map_polygons(msg, p.occupied_threshold, p.unknown_is_occupied,
-                                    p.map_simplify_tolerance)
-        except RequestError as exc:
-            self.get_logger().warning(f"map ignored: {exc}")
-            return
-        except Exception as exc:
-            self.get_logger().error(f"map ignored: {exc}")
-            return
-        self._map_key = key
-        self._map_polygons = polygons
-        # How far the traced outline of an obstacle can lie outside it: a cell's diagonal
-        # plus the simplification.
-        self._map_slack = math.sqrt(2.0) * info.resolution + p.map_simplify_tolerance
-        self.get_logger().info(
-            f"map {info.width} x {info.height}: {len(polygons)} polygons, "
-            f"{sum(len(q) for q in polygons)} vertices, traced in "
-            f"{(time.perf_counter() - started) * 1e3:.1f} ms")
-        self._rebuild_obstacles("map")
-
-    def _rebuild_obstacles(self, source: str) -> None:
-        # A map region an ObstacleArray polygon already covers is left out: overlapping
-        # obstacles trap agents (see orca_obstacles).
-        covered = covered_polygons(self._map_polygons, self._array_polygons, self._map_slack)
-        if covered.any():
-            self.get_logger().info(f"{int(covered.sum())} map polygons left out: obstacles on "
-                                   f"{self.params.obstacles_topic} cover them")
-        polygons = self._array_polygons + [q for q, c in zip(self._map_polygons, covered,
-                                                               strict=True) if not c]
-        try:
-            self.obstacles = orca.build_obstacles(polygons) if polygons else None
-        except Exception:  # e.g. a polygon repeating a vertex: keep the ones that build alone
-            usable = []
-            for polygon in polygons:
-                try:
-                    orca.build_obstacles([polygon])
-                    usable.append(polygon)
-                except Exception as exc:
-                    self.get_logger().warning(f"{source}: a polygon skipped: {exc}")
-            polygons = usable
-            try:
-                self.obstacles = orca.build_obstacles(polygons) if polygons else None
-            except Exception as exc:
-                self.get_logger().error(f"{source}: obstacles not updated: {exc}")
-                return
-        self.get_logger().info(f"{source} updated: {len(polygons)} obstacle polygons in use")
+    def close(self) -> None:
+        """Called by run_node once spinning has stopped: end the obstacle worker."""
+        self._obstacles.close()
 
     # ------------------------------------------------------------------ logging
     def _warn(self, key: str, text: str, period: float = WARN_PERIOD) -> None:
@@ -582,11 +524,10 @@ class OrcaNode(Node):
             except Exception as exc:  # cdr.DecodeError, or whatever a bad message causes
                 self._warn(f"odom/{names[i]}", f"{names[i]}: odometry dropped: {exc}")
                 continue
-            if not all(map(math.isfinite, numbers)):
-                self._warn(f"odom/{names[i]}", f"{names[i]}: odometry with NaN or inf "
-                           f"dropped")
+            checked = self._checked_odometry(i, numbers)
+            if checked is None:
                 continue
-            self._odom[i] = numbers
+            self._odom[i] = checked
             self._odom_time[i] = arrived
             if i < len(self._frames) and child != self._frames[i]:
                 self._frames[i] = child
@@ -609,6 +550,56 @@ class OrcaNode(Node):
                 continue
             self._cmd[i] = numbers
             self._cmd_time[i] = arrived
+
+    def _checked_odometry(self, i: int, numbers) -> tuple | None:
+        """(x, y, yaw, vx, vy, wz) of one odometry message, or None (with a warning) when it
+        cannot be used: NaN or inf, a zero quaternion, a position beyond the range messages
+        may carry. A twist faster than plausible_speed_factor x max_speed is bounded to that
+        speed (with a warning): no measured velocity may push the ORCA problem beyond what a
+        robot can do."""
+        name = self.agents.names[i]
+        x, y, qx, qy, qz, qw, vx, vy, wz = numbers
+        if not all(map(math.isfinite, numbers)):
+            self._warn(f"odom/{name}", f"{name}: odometry with NaN or inf dropped")
+            return None
+        yaw = quaternion_yaw(qx, qy, qz, qw)
+        if math.isnan(yaw):
+            self._warn(f"odom/{name}", f"{name}: odometry with a zero quaternion dropped")
+            return None
+        if not (abs(x) <= MAX_MESSAGE_COORD and abs(y) <= MAX_MESSAGE_COORD):
+            self._warn(f"odom/{name}", f"{name}: odometry at ({x:g}, {y:g}) dropped: beyond "
+                       f"+-{MAX_MESSAGE_COORD:g} m")
+            return None
+        bound = self.params.plausible_speed_factor * float(self.agents.max_speed[i])
+        speed = math.hypot(vx, vy)
+        if speed > bound:
+            self._warn(f"odom-speed/{name}", f"{name}: measured speed {speed:.3g} m/s is more "
+                       f"than plausible_speed_factor x max_speed = {bound:g} m/s; bounded")
+            vx, vy = vx * (bound / speed), vy * (bound / speed)
+        return x, y, yaw, vx, vy, wz
+
+    def _bounded(self, commands: np.ndarray) -> np.ndarray:
+        """The commands (k, 3) within every agent's limits: linear speed at most its
+        max_speed, turn rate at most max_angular_speed; a non-finite command becomes zero
+        (logged as an error: it would be a bug). The last line of defence before publishing."""
+        a = self.agents
+        k = a.controlled
+        bad = ~np.isfinite(commands).all(axis=1)
+        if bad.any():
+            self.get_logger().error(
+                f"non-finite command for {', '.join(a.names[i] for i in np.flatnonzero(bad))}"
+                f"; sending zero velocity", throttle_duration_sec=5.0)
+            commands = commands.copy()
+            commands[bad] = 0.0
+        speed = np.hypot(commands[:, 0], commands[:, 1])
+        limit = a.max_speed[:k]
+        fast = speed > limit
+        turn = self.params.max_angular_speed
+        if fast.any() or (np.abs(commands[:, 2]) > turn).any():
+            commands = commands.copy()
+            commands[fast, :2] *= (limit[fast] / speed[fast])[:, None]
+            np.clip(commands[:, 2], -turn, turn, out=commands[:, 2])
+        return commands
 
     def _report_freshness(self, known: np.ndarray, fresh: np.ndarray) -> None:
         a, p = self.agents, self.params
@@ -634,8 +625,7 @@ class OrcaNode(Node):
         self._refresh_inputs()
 
         # Poses and velocities in global_frame.
-        x, y, qx, qy, qz, qw, vx, vy, wz = self._odom.T
-        yaw = np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
+        x, y, yaw, vx, vy, wz = self._odom.T
         ox, oy, oyaw = a.origin.T
         c0, s0 = np.cos(oyaw), np.sin(oyaw)
         pos = np.column_stack([ox + c0 * x - s0 * y, oy + s0 * x + c0 * y])
@@ -700,7 +690,7 @@ class OrcaNode(Node):
                 max_neighbors=np.where(reactive_all[rows], p.max_neighbors, 0),
                 time_horizon=p.time_horizon, time_horizon_obst=p.time_horizon_obst,
                 responsibility=responsibility[rows], reactive=reactive_all[rows],
-                obstacles=self.obstacles, symmetry_breaking=p.symmetry_breaking,
+                obstacles=self._obstacles.current, symmetry_breaking=p.symmetry_breaking,
                 seed=self._steps, side_preference=p.side_preference,
                 keep_apart=p.keep_apart, keep_apart_margin=p.keep_apart_margin,
                 constraint_lines=(orca.diff_drive_constraints(heading[rows], constrained)
@@ -732,7 +722,7 @@ class OrcaNode(Node):
                 commands[passed] = self._cmd[passed]
         self._last_holonomic = chosen
         self._was_active = active.copy()
-        self._publish_commands(commands)
+        self._publish_commands(self._bounded(commands))
         self._lap("commands")
 
         if want_status or want_markers:

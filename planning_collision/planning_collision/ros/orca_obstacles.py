@@ -20,9 +20,12 @@ and the node leaves those out, keeping the exact one.
 from __future__ import annotations
 
 import math
+import threading
+import time
 
 import numpy as np
 
+from planning_collision import orca
 from planning_collision.geometry import ConvexShape, ObstacleSet, decompose
 from planning_collision.geometry.outline import outline
 from planning_collision.grid import occupied_polygons
@@ -66,7 +69,8 @@ def obstacle_polygon(msg: Obstacle, field: str) -> np.ndarray:
 
 def obstacle_array_polygons(msg: ObstacleArray) -> tuple[list[tuple[str, np.ndarray]],
                                                           list[str]]:
-    """(obstacle id, polygon) for every usable obstacle, and a problem text per skipped one."""
+    """(obstacle id, polygon) for every usable obstacle, and a problem text per skipped one:
+    a bad obstacle is skipped and named, the others are kept."""
     polygons: list[tuple[str, np.ndarray]] = []
     problems: list[str] = []
     seen: set[str] = set()
@@ -79,6 +83,9 @@ def obstacle_array_polygons(msg: ObstacleArray) -> tuple[list[tuple[str, np.ndar
             polygons.append((obstacle.id, obstacle_polygon(obstacle, field)))
         except RequestError as exc:
             problems.append(f"obstacle '{obstacle.id}': {exc}")
+            continue
+        except Exception as exc:  # one obstacle must never cost the others
+            problems.append(f"obstacle '{obstacle.id}': {field}: {type(exc).__name__}: {exc}")
             continue
         seen.add(obstacle.id)
     return polygons, problems
@@ -107,3 +114,133 @@ def covered_polygons(polygons: list[np.ndarray], covering: list[np.ndarray],
         max_distance=tolerance)
     starts = np.cumsum([0] + [len(polygon) for polygon in polygons[:-1]])
     return np.logical_and.reduceat(nearest.index >= 0, starts)
+
+
+class ObstacleWorker:
+    """ORCA's static obstacles, built from the latest ObstacleArray and map on a thread of its
+    own, so that no obstacle set, however large, holds up the control step.
+
+    The subscriptions :meth:`submit` messages (cheap: the latest of each kind is kept, older
+    pending ones are dropped); the worker converts them (polygon checks, map tracing), leaves
+    out map polygons an ObstacleArray polygon covers, builds the ORCA obstacle tree and swaps
+    it in with one assignment to :attr:`current`. Until a build is done, the control step
+    keeps using the previous set. A bad obstacle is skipped and named; the others are kept.
+    """
+
+    def __init__(self, global_frame: str, obstacles_topic: str, occupied_threshold: int,
+                 unknown_is_occupied: bool, simplify_tolerance: float, logger):
+        self.global_frame = global_frame
+        self.obstacles_topic = obstacles_topic
+        self.occupied_threshold = occupied_threshold
+        self.unknown_is_occupied = unknown_is_occupied
+        self.simplify_tolerance = simplify_tolerance
+        self.log = logger
+        self.current = None  # the ORCA obstacle set in use (None: no obstacles)
+        self.builds = 0  # obstacle sets swapped in so far
+        self._array_polygons: list[np.ndarray] = []
+        self._map_polygons: list[np.ndarray] = []
+        self._map_slack = 0.0
+        self._map_key: tuple | None = None
+        self._pending: dict[str, object] = {}
+        self._wake = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="orca-obstacles", daemon=True)
+        self._thread.start()
+
+    def submit(self, kind: str, msg) -> None:
+        """Queue an ObstacleArray (``kind`` "obstacles") or an OccupancyGrid ("map")."""
+        with self._wake:
+            self._pending[kind] = msg
+            self._wake.notify()
+
+    def close(self, timeout: float = 1.0) -> None:
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._pending and not self._closed:
+                    self._wake.wait()
+                if self._closed:
+                    return
+                pending, self._pending = self._pending, {}
+            try:
+                changed = []
+                if "obstacles" in pending and self._take_obstacles(pending["obstacles"]):
+                    changed.append("obstacles")
+                if "map" in pending and self._take_map(pending["map"]):
+                    changed.append("map")
+                if changed:
+                    self._rebuild(" and ".join(changed))
+            except Exception as exc:  # never let the worker die: keep the previous set
+                self.log.error(f"obstacles not updated: {type(exc).__name__}: {exc}")
+
+    def _take_obstacles(self, msg: ObstacleArray) -> bool:
+        if msg.header.frame_id != self.global_frame:
+            self.log.warning(f"obstacles in frame '{msg.header.frame_id}' ignored: "
+                             f"global_frame is '{self.global_frame}'")
+            return False
+        polygons, problems = obstacle_array_polygons(msg)
+        for problem in problems:
+            self.log.warning(f"{problem}; skipped")
+        self._array_polygons = [polygon for _, polygon in polygons]
+        return True
+
+    def _take_map(self, msg) -> bool:
+        if msg.header.frame_id != self.global_frame:
+            self.log.warning(f"map in frame '{msg.header.frame_id}' ignored: global_frame is "
+                             f"'{self.global_frame}'")
+            return False
+        info = msg.info
+        key = (info.width, info.height, info.resolution, info.origin.position.x,
+               info.origin.position.y, info.origin.orientation.x, info.origin.orientation.y,
+               info.origin.orientation.z, info.origin.orientation.w, bytes(msg.data))
+        if key == self._map_key:
+            return False  # the same map again (republished): traced already
+        started = time.perf_counter()
+        try:
+            polygons = map_polygons(msg, self.occupied_threshold, self.unknown_is_occupied,
+                                    self.simplify_tolerance)
+        except RequestError as exc:
+            self.log.warning(f"map ignored: {exc}")
+            return False
+        self._map_key = key
+        self._map_polygons = polygons
+        # How far the traced outline of an obstacle can lie outside it: a cell's diagonal
+        # plus the simplification.
+        self._map_slack = math.sqrt(2.0) * info.resolution + self.simplify_tolerance
+        self.log.info(f"map {info.width} x {info.height}: {len(polygons)} polygons, "
+                      f"{sum(len(q) for q in polygons)} vertices, traced in "
+                      f"{(time.perf_counter() - started) * 1e3:.1f} ms")
+        return True
+
+    def _rebuild(self, source: str) -> None:
+        # A map region an ObstacleArray polygon already covers is left out: overlapping
+        # obstacles trap agents (see the module's docstring).
+        started = time.perf_counter()
+        covered = covered_polygons(self._map_polygons, self._array_polygons, self._map_slack)
+        if covered.any():
+            self.log.info(f"{int(covered.sum())} map polygons left out: obstacles on "
+                          f"{self.obstacles_topic} cover them")
+        polygons = self._array_polygons + [q for q, c in zip(self._map_polygons, covered,
+                                                               strict=True) if not c]
+        build = orca.build_obstacles
+        try:
+            obstacles = build(polygons) if polygons else None
+        except Exception:  # e.g. a polygon repeating a vertex: keep the ones that build alone
+            usable = []
+            for polygon in polygons:
+                try:
+                    build([polygon])
+                    usable.append(polygon)
+                except Exception as exc:
+                    self.log.warning(f"{source}: a polygon skipped: {exc}")
+            polygons = usable
+            obstacles = build(polygons) if polygons else None
+        self.current = obstacles
+        self.builds += 1
+        self.log.info(f"{source} updated: {len(polygons)} obstacle polygons in use, built in "
+                      f"{(time.perf_counter() - started) * 1e3:.1f} ms")

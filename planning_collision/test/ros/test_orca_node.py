@@ -57,6 +57,7 @@ UNICYCLE_LIMITS = orca.DiffDriveLimits(0.6, 2.0, 0.4, 0.05)  # orca.yaml's, max_
 # The test-fed nodes: agent -> goal. Far apart, so that they never see each other.
 LAB_GOALS = {"avoider": [5.0, 0.0], "stale": [5.0, 5.0], "nanbot": [5.0, -5.0],
              "mapper": [5.0, 10.0]}
+LAB3_GOALS = {"robA": [5.0, 0.0], "quarter": [5.0, 20.0]}
 LAB_STARTS = {"avoider": (0.0, 0.0), "stale": (0.0, 5.0), "nanbot": (0.0, -5.0),
               "mapper": (0.0, 10.0)}
 
@@ -127,7 +128,8 @@ class Feeder:
 
     def _publish(self) -> None:
         for name, pose in list(self.poses.items()):
-            self.pubs[name].publish(odometry(name, *pose))
+            self.pubs[name].publish(pose if isinstance(pose, Odometry) else
+                                    odometry(name, *pose))
 
 
 def crossing_parameters(robots, odom_at_start: bool) -> dict:
@@ -183,6 +185,10 @@ def start_world(tmp, procs, domain_id, clients, latched_qos) -> dict:
         "agents": list(LAB_GOALS), "observed": ["person"], "stamped_cmd_vel": False,
         "use_map_obstacles": True, "publish_markers": False,
         **{f"{name}.goal": goal for name, goal in LAB_GOALS.items()}}, namespace="lab"))
+    # Test-fed: absurd inputs (huge twists, unnormalised quaternions, bad obstacles).
+    start("lab3", node_command(ORCA, orca_params, {
+        "agents": list(LAB3_GOALS), "observed": ["robB"], "publish_markers": False,
+        **{f"{name}.goal": goal for name, goal in LAB3_GOALS.items()}}, namespace="lab3"))
     # Test-fed: the navigation stack's command as the preferred velocity.
     start("lab2", node_command(ORCA, orca_params, {
         "agents": ["nav", "blocker"], "preferred_velocity_source": "cmd_vel",
@@ -203,11 +209,14 @@ def start_world(tmp, procs, domain_id, clients, latched_qos) -> dict:
         "per": Watch(client, "per", depth=8),  # four nodes publish here
         "lab": Watch(client, "lab", list(LAB_GOALS), stamped=False),
         "lab2": Watch(client, "lab2", ["nav"]),
+        "lab3": Watch(client, "lab3", list(LAB3_GOALS)),
     }
     feeders = {"lab": Feeder(client, "lab", list(LAB_GOALS) + ["person"]),
-               "lab2": Feeder(client, "lab2", ["nav", "blocker"])}
+               "lab2": Feeder(client, "lab2", ["nav", "blocker"]),
+               "lab3": Feeder(client, "lab3", list(LAB3_GOALS) + ["robB"])}
     deadline = time.monotonic() + 120.0
     while not (watches["fleet"].status and watches["lab"].status and watches["lab2"].status
+               and watches["lab3"].status
                and len({a.name for m in watches["per"].status for a in m.agents}) == 4
                and watches["fleet"].fleet_values()):
         dead = [key for key, proc in procs.items() if not proc.running()]
@@ -382,7 +391,7 @@ def test_nan_odometry_and_bad_messages_are_dropped_and_the_node_keeps_running(wo
     nan_goal.header.frame_id = "map"
     nan_goal.pose.position.x = math.nan
     publish_until_line(world, goal, nan_goal, proc,
-                       "nanbot: goal ignored: pose contains NaN or inf")
+                       "nanbot: goal ignored: pose.position contains NaN or inf")
     other_frame = PoseStamped()
     other_frame.header.frame_id = "odom"
     other_frame.pose.orientation.w = 1.0
@@ -496,6 +505,101 @@ def test_cmd_vel_nav_is_passed_through_or_avoided(world):
     feeder.poses["blocker"] = (10.0, 10.0, 0.0)
     lab2.until(lambda: latest().twist.linear.x == 0.0 and latest().twist.angular.z == 0.0, 3.0,
                "nav kept driving on a stale cmd_vel_nav")
+
+
+# ---------------------------------------------------------------------- absurd inputs
+def planar_speed(command) -> float:
+    return math.hypot(command.twist.linear.x, command.twist.linear.y)
+
+
+def commands_since(watch: Watch, name: str, mark: int) -> list:
+    return list(watch.cmd[name])[mark:]
+
+
+@pytest.mark.parametrize("who,pose_a,pose_b", [
+    # An observed agent 0.8 m ahead whose odometry says it comes at 1e200 m/s: robA was
+    # commanded 7.9e199 m/s.
+    ("observed", (0.0, 0.0, 0.0, 0.0), (0.8, 0.0, math.pi, 1e200)),
+    # robA's own odometry says 1e300 m/s, robB 1 m ahead: robA was commanded 3.9e299 m/s.
+    ("own", (0.0, 0.0, 0.0, 1e300), (1.0, 0.0, 0.0, 0.0)),
+])
+def test_no_measured_velocity_makes_a_command_faster_than_max_speed(world, who, pose_a, pose_b):
+    lab3, proc = world["watch"]["lab3"], world["procs"]["lab3"]
+    feeder = world["feed"]["lab3"]
+    feeder.poses["robA"], feeder.poses["robB"] = pose_a, pose_b
+    lab3.until(lambda: lab3.agent("robA") is not None and lab3.agent("robA").active
+               and lab3.agent("robA").agent_neighbors == 1, 10.0, "robA never saw robB", "robA")
+    mark = len(lab3.cmd["robA"])
+    lab3.until(lambda: len(commands_since(lab3, "robA", mark)) >= 20, 5.0, "no commands")
+    commands = commands_since(lab3, "robA", mark)
+    speeds = [planar_speed(c) for c in commands]
+    assert all(math.isfinite(v) and v <= 0.6 + 1e-12 for v in speeds), max(speeds)
+    agent = lab3.agent("robA")
+    assert math.hypot(agent.velocity.x, agent.velocity.y) <= 0.6 + 1e-12
+    bounded = "robB" if who == "observed" else "robA"
+    wait_for_line(world, proc, f"{bounded}: measured speed 1e+")
+    del feeder.poses["robA"], feeder.poses["robB"]
+
+
+def quarter_turn_odometry(x: float, y: float, scale: float) -> Odometry:
+    """Odometry facing +y (yaw 90 degrees), the quaternion written (0, 0, scale, scale)."""
+    msg = odometry("quarter", x, y)
+    msg.pose.pose.orientation.z = msg.pose.pose.orientation.w = scale
+    return msg
+
+
+@pytest.mark.parametrize("scale", [2.0, 0.1, 1e-6])
+def test_unnormalised_odometry_quaternions_drive_towards_the_goal(world, scale):
+    """quarter faces +y at (0, 20) and its goal is at (5, 20), to its right: a holonomic robot
+    is commanded (0, -0.5) in its body frame. (0,0,2,2) used to send it 41 degrees off, and
+    (0,0,0.1,0.1) 89 degrees off."""
+    lab3 = world["watch"]["lab3"]
+    feeder = world["feed"]["lab3"]
+    feeder.poses["quarter"] = quarter_turn_odometry(0.0, 20.0, scale)
+
+    def right_turn() -> bool:
+        commands = lab3.cmd["quarter"]
+        if not commands:
+            return False
+        twist = commands[-1].twist
+        return abs(twist.linear.x) < 1e-9 and abs(twist.linear.y + 0.5) < 1e-9
+
+    lab3.until(right_turn, 10.0, f"quarter not commanded (0, -0.5) with scale {scale}: "
+               f"{lab3.cmd['quarter'][-1:]}")
+    del feeder.poses["quarter"]
+
+
+def test_zero_quaternion_odometry_is_dropped(world):
+    lab3, proc = world["watch"]["lab3"], world["procs"]["lab3"]
+    feeder = world["feed"]["lab3"]
+    feeder.poses["quarter"] = quarter_turn_odometry(0.0, 20.0, 0.0)
+    wait_for_line(world, proc, "quarter: odometry with a zero quaternion dropped")
+    # Nothing usable arrives any more: the last good odometry goes stale, zero velocity.
+    lab3.until(lambda: not lab3.agent("quarter").active, 3.0, "quarter still active")
+    lab3.until(lambda: planar_speed(lab3.cmd["quarter"][-1]) == 0.0, 1.0, "quarter not stopped")
+    del feeder.poses["quarter"]
+
+
+def test_one_bad_obstacle_does_not_drop_the_others(world):
+    """A wall and a circle placed at x = 1e300 in one ObstacleArray: the whole set used to be
+    ignored ('obstacles ignored: x must be finite'), and the wall disappeared from ORCA."""
+    proc, client = world["procs"]["lab3"], world["client"]
+    far = Shape(type=Shape.TYPE_CIRCLE, radius=0.3)
+    far.pose.position.x = 1e300
+    far.pose.orientation.w = 1.0
+    msg = ObstacleArray(obstacles=[
+        Obstacle(id="wall", type=Obstacle.TYPE_POLYGON,
+                 polygon=[Point(x=float(x), y=float(y))
+                          for x, y in ((3, -1), (3.2, -1), (3.2, 1), (3, 1))]),
+        Obstacle(id="far", type=Obstacle.TYPE_SHAPE, shape=far)])
+    msg.header.frame_id = "map"
+    publisher = client.node.create_publisher(ObstacleArray, "/lab3/obstacles",
+                                             world["latched_qos"])
+    publisher.publish(msg)
+    world["latched"].append(publisher)
+    wait_for_line(world, proc, "obstacle 'far': obstacles[1].shape.pose: x must be finite", 10)
+    wait_for_line(world, proc, "obstacles updated: 1 obstacle polygons in use")
+    assert not any("[ERROR]" in line for line in list(proc.lines))
 
 
 # ---------------------------------------------------------------------- no processes
