@@ -1,0 +1,549 @@
+"""FleetController: ORCA for a robot fleet, from timestamped samples to safe commands.
+
+The pure core of orca_node (no ROS): per agent, samples go in (odometry, localization, goals
+or the navigation stack's command), and one :meth:`FleetController.step` per control period
+turns the latest of them into body-frame commands for the controlled agents, plus what the
+status and the markers show. The node around it only converts messages and publishes.
+
+Agents. The first ``controlled`` agents are commanded; the others are observed (robots
+without ORCA, tracked people, robots run by another node): avoided, never commanded.
+
+Time and latency. Every sample carries the time it describes (its header stamp, on the
+caller's clock) and the time it arrived. A sample's age at the control time is ``now -
+stamp`` (the arrival time stands in for a missing stamp, or for one from the future, which
+means the clocks disagree). Each agent's position is extrapolated to the control time with
+its measured velocity, and, because extrapolation cannot foresee a change of velocity, the
+agent's radius in the ORCA problem grows by ``max_speed * (age - latency_allowance)`` once
+its odometry is older than ``latency_allowance``: a late or overloaded node is more cautious,
+never less safe. Odometry older than ``odom_timeout`` is stale: a controlled agent is sent
+zero velocity and stays in the problem as a standing disc (grown by the distance it could
+have covered meanwhile), an observed one is forgotten.
+
+Localization. Each agent's odometry frame is placed in the global frame by its
+:class:`~planning_collision.fleet.localization.MapFromOdom` (``pose_source``: a fixed
+``odom_origin``, the localizer's pose fused by timestamp, or tf's ``map -> odom``).
+
+Safety. Inputs that cannot be true are dropped with a warning (NaN or inf, a zero
+quaternion, coordinates beyond :data:`MAX_COORD`); a measured velocity faster than
+``plausible_speed_factor`` times the agent's max speed is bounded to that. With
+``wait_for_all_agents``, no controlled agent moves until every controlled agent has been
+placed once (a robot nobody has seen cannot be avoided). Every command is checked last: finite,
+linear speed within the agent's ``max_speed``, turn rate within ``max_angular_speed``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+import numpy as np
+
+from planning_collision import orca
+from planning_collision.common import se2
+from planning_collision.orca import DiffDriveLimits
+
+from .localization import ODOM_ORIGIN, MapFromOdom
+
+GOAL, CMD_VEL = "goal", "cmd_vel"
+PREFERRED_VELOCITY_SOURCES = (GOAL, CMD_VEL)
+# Coordinates a sample may carry (metres): a quarter of the geometry cores' range.
+MAX_COORD = 2.5e149
+# A stamp this far ahead of its arrival says the clocks disagree: the arrival time is used.
+FUTURE_TOLERANCE = 0.5
+
+
+@dataclass(frozen=True)
+class FleetSettings:
+    """Node-wide settings; every field may change while the fleet runs (:meth:`configure`)."""
+
+    time_step: float = 0.05
+    odom_timeout: float = 0.5
+    latency_allowance: float = 0.1
+    plausible_speed_factor: float = 3.0
+    preferred_velocity_source: str = GOAL
+    pref_speed: float = 0.5
+    goal_tolerance: float = 0.1
+    safety_margin: float = 0.05
+    neighbor_dist: float = 3.0
+    max_neighbors: int = 10
+    time_horizon: float = 2.0
+    time_horizon_obst: float = 1.0
+    side_preference: float = 0.35
+    symmetry_breaking: float = 0.001
+    keep_apart: bool = True
+    keep_apart_margin: float = 0.05
+    max_angular_speed: float = 2.0
+    time_to_holo: float = 0.4
+    tracking_error: float = 0.05
+    wait_for_all_agents: bool = True
+
+    def check(self) -> None:
+        """Raise ValueError naming the first setting the fleet cannot run with."""
+        positive = ("time_step", "odom_timeout", "plausible_speed_factor", "pref_speed",
+                    "neighbor_dist", "time_horizon", "time_horizon_obst", "max_angular_speed",
+                    "time_to_holo", "tracking_error")
+        for name in positive:
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ValueError(f"{name} must be finite and > 0, got {value}")
+        for name in ("latency_allowance", "goal_tolerance", "safety_margin",
+                     "symmetry_breaking", "keep_apart_margin"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f"{name} must be finite and >= 0, got {value}")
+        if not math.isfinite(self.side_preference):
+            raise ValueError(f"side_preference must be finite, got {self.side_preference}")
+        if self.plausible_speed_factor < 1.0:
+            raise ValueError(f"plausible_speed_factor must be >= 1 (a robot may drive at its "
+                             f"max_speed), got {self.plausible_speed_factor}")
+        if self.max_neighbors < 0:
+            raise ValueError(f"max_neighbors must be >= 0, got {self.max_neighbors}")
+        if self.preferred_velocity_source not in PREFERRED_VELOCITY_SOURCES:
+            raise ValueError(f"preferred_velocity_source must be one of "
+                             f"{', '.join(PREFERRED_VELOCITY_SOURCES)}, got "
+                             f"{self.preferred_velocity_source!r}")
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One agent. ``radius``, ``max_speed`` and ``responsibility`` may change while the fleet
+    runs (:meth:`FleetController.set_agent`); the rest is fixed."""
+
+    name: str
+    radius: float = 0.25
+    max_speed: float = 0.6
+    holonomic: bool = True  # controlled agents only
+    responsibility: float | None = None  # None: 0.5 controlled, 1.0 observed
+    goal: tuple[float, float] | None = None  # controlled agents, goal mode
+    pose_source: str = ODOM_ORIGIN
+    odom_origin: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def check(self) -> None:
+        for key in ("radius", "max_speed"):
+            value = getattr(self, key)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ValueError(f"{self.name}.{key} must be finite and > 0, got {value}")
+        if self.responsibility is not None and not 0.0 <= self.responsibility <= 1.0:
+            raise ValueError(f"{self.name}.responsibility must be in [0, 1], got "
+                             f"{self.responsibility}")
+        if len(self.odom_origin) != 3 or not all(math.isfinite(v) for v in self.odom_origin):
+            raise ValueError(f"{self.name}.odom_origin must be 3 finite numbers [x, y, yaw], "
+                             f"got {list(self.odom_origin)}")
+        if self.goal is not None and (len(self.goal) != 2 or not all(
+                math.isfinite(v) and abs(v) <= MAX_COORD for v in self.goal)):
+            raise ValueError(f"{self.name}.goal must be [] or 2 finite numbers [x, y], got "
+                             f"{list(self.goal)}")
+
+
+class StepLines(NamedTuple):
+    """The controlled agents' half-planes of one step, when requested: ``per_agent[i]`` is
+    agent i's (points, directions), all of them (None when inactive); ``drawn_*`` the ones
+    markers draw (without the differential-drive limits) in CSR form over the controlled
+    agents."""
+
+    per_agent: list
+    drawn_offsets: np.ndarray
+    drawn_points: np.ndarray
+    drawn_directions: np.ndarray
+
+
+class FleetStep(NamedTuple):
+    """What one :meth:`FleetController.step` decided (controlled agents first, ``k`` of
+    them; arrays over all ``n`` agents where the name says so)."""
+
+    commands: np.ndarray  # (k, 3): body-frame vx, vy, omega
+    active: np.ndarray  # (k,) commanded by ORCA this step (else zero velocity)
+    reasons: list[str]  # (k,) why an agent is not active ("" when it is)
+    known: np.ndarray  # (n,) placed in the global frame at least once
+    fresh: np.ndarray  # (n,) odometry younger than odom_timeout
+    positions: np.ndarray  # (n, 2) global frame, at the control time
+    headings: np.ndarray  # (n,)
+    velocities: np.ndarray  # (n, 2) measured, global frame
+    radii: np.ndarray  # (n,) radius in the ORCA problem (margins and latency growth)
+    ages: np.ndarray  # (n,) seconds since the latest odometry sample (inf: none)
+    preferred: np.ndarray  # (k, 2) preferred velocities, global frame
+    chosen: np.ndarray  # (k, 2) ORCA velocities, global frame (zero when inactive)
+    distance_to_goal: np.ndarray  # (k,) NaN without a goal
+    infeasible: np.ndarray  # (k,) linearProgram3 was needed
+    agent_neighbors: np.ndarray  # (k,)
+    obstacle_lines: np.ndarray  # (k,)
+    lines: StepLines | None
+
+
+@dataclass
+class _Sample:
+    """The latest command of the navigation stack for one agent."""
+
+    time: float = -math.inf
+    value: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+
+@dataclass
+class _Agent:
+    spec: AgentSpec
+    localization: MapFromOdom
+    odom: tuple | None = None  # (x, y, yaw, vx, vy, wz) in the odometry frame, body twist
+    odom_time: float = -math.inf
+    seen: bool = False  # placed in the global frame at least once
+    command: _Sample = field(default_factory=_Sample)
+
+
+def sample_time(stamp: float | None, arrival: float) -> float:
+    """The time a sample describes: its stamp, or its arrival when the stamp is missing
+    (zero) or lies in the future by more than FUTURE_TOLERANCE."""
+    if stamp is None or stamp <= 0.0 or stamp > arrival + FUTURE_TOLERANCE:
+        return arrival
+    return stamp
+
+
+class FleetController:
+    """ORCA for a fleet: samples in, one :meth:`step` per control period, commands out.
+
+    ``warn(key, text)`` receives every warning (the node throttles them per key)."""
+
+    def __init__(self, controlled: Sequence[AgentSpec], observed: Sequence[AgentSpec] = (),
+                 settings: FleetSettings | None = None,
+                 warn: Callable[[str, str], None] | None = None):
+        names = [a.name for a in controlled] + [a.name for a in observed]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"agents and observed name {', '.join(twice)} more than once")
+        self.settings = settings or FleetSettings()
+        self.settings.check()
+        self.warn = warn or (lambda key, text: None)
+        self.controlled = len(controlled)
+        self._agents: list[_Agent] = []
+        for i, spec in enumerate(list(controlled) + list(observed)):
+            spec.check()
+            if spec.responsibility is None:
+                spec = replace(spec, responsibility=0.5 if i < self.controlled else 1.0)
+            if i >= self.controlled:
+                spec = replace(spec, holonomic=True, goal=None)
+            self._agents.append(_Agent(spec, MapFromOdom(spec.pose_source, spec.odom_origin)))
+        self.names = tuple(names)
+        self.index = {name: i for i, name in enumerate(names)}
+        k = self.controlled
+        self.goals = np.array([a.spec.goal if a.spec.goal is not None else (np.nan, np.nan)
+                               for a in self._agents[:k]], dtype=np.float64).reshape(k, 2)
+        self._last_holonomic = np.zeros((k, 2))
+        self._was_active = np.zeros(k, dtype=bool)
+        self.steps = 0
+        self._derive()
+
+    # ------------------------------------------------------------------ settings
+    @property
+    def specs(self) -> tuple[AgentSpec, ...]:
+        return tuple(a.spec for a in self._agents)
+
+    def configure(self, settings: FleetSettings) -> None:
+        """New node-wide settings (checked first; on ValueError nothing changes)."""
+        settings.check()
+        self.settings = settings
+        self._derive()
+
+    def set_agent(self, name: str, **changes) -> None:
+        """Change an agent's ``radius``, ``max_speed`` or ``responsibility`` (checked first;
+        on ValueError nothing changes)."""
+        unknown = set(changes) - {"radius", "max_speed", "responsibility"}
+        if unknown:
+            raise ValueError(f"{', '.join(sorted(unknown))} cannot change while running")
+        agent = self._agents[self.index[name]]
+        spec = replace(agent.spec, **changes)
+        spec.check()
+        agent.spec = spec
+        self._derive()
+
+    def _derive(self) -> None:
+        """Per-agent arrays and differential-drive limits from the specs and settings."""
+        s, specs, k = self.settings, self.specs, self.controlled
+        self.radius = np.array([a.radius for a in specs], dtype=np.float64)
+        self.max_speed = np.array([a.max_speed for a in specs], dtype=np.float64)
+        self.responsibility = np.array([a.responsibility for a in specs], dtype=np.float64)
+        self.unicycle = np.array([not a.holonomic for a in specs], dtype=bool)
+        limits = [None if a.holonomic else DiffDriveLimits(
+            float(a.max_speed), s.max_angular_speed, s.time_to_holo, s.tracking_error)
+            for a in specs[:k]]
+        groups: dict[DiffDriveLimits, list[int]] = {}
+        for i, lim in enumerate(limits):
+            if lim is not None:
+                groups.setdefault(lim, []).append(i)
+        # One unicycle_commands call per group of agents with the same limits.
+        self.limit_groups = [(lim, np.array(members)) for lim, members in groups.items()]
+        polygons: dict[DiffDriveLimits, np.ndarray] = {}
+        self.trackable = [None if lim is None else
+                          polygons.setdefault(lim, orca.trackable_polygon(lim))
+                          for lim in limits]
+
+    # ------------------------------------------------------------------ samples in
+    def odometry(self, i: int, arrival: float, stamp: float | None, x: float, y: float,
+                 qx: float, qy: float, qz: float, qw: float, vx: float, vy: float,
+                 wz: float) -> bool:
+        """Agent ``i``'s odometry: pose in its odometry frame (quaternion of any norm), twist
+        in its body frame. False (with a warning) when the sample cannot be used."""
+        agent = self._agents[i]
+        name = agent.spec.name
+        numbers = (x, y, qx, qy, qz, qw, vx, vy, wz)
+        if not all(map(math.isfinite, numbers)):
+            self.warn(f"odom/{name}", f"{name}: odometry with NaN or inf dropped")
+            return False
+        yaw = se2.quaternion_yaw(qx, qy, qz, qw)
+        if math.isnan(yaw):
+            self.warn(f"odom/{name}", f"{name}: odometry with a zero quaternion dropped")
+            return False
+        if not (abs(x) <= MAX_COORD and abs(y) <= MAX_COORD):
+            self.warn(f"odom/{name}", f"{name}: odometry at ({x:g}, {y:g}) dropped: beyond "
+                      f"+-{MAX_COORD:g} m")
+            return False
+        t = sample_time(stamp, arrival)
+        if stamp is not None and stamp > arrival + FUTURE_TOLERANCE:
+            self.warn(f"odom-clock/{name}", f"{name}: odometry stamped {stamp - arrival:.3g} "
+                      f"s in the future; its arrival time is used (are the clocks in sync?)")
+        if t < agent.odom_time:
+            return False  # older than what is known: out of order
+        bound = self.settings.plausible_speed_factor * agent.spec.max_speed
+        speed = math.hypot(vx, vy)
+        if speed > bound:
+            self.warn(f"odom-speed/{name}", f"{name}: measured speed {speed:.3g} m/s is more "
+                      f"than plausible_speed_factor x max_speed = {bound:g} m/s; bounded")
+            vx, vy = vx * (bound / speed), vy * (bound / speed)
+        agent.odom = (x, y, yaw, vx, vy, wz)
+        agent.odom_time = t
+        agent.localization.add_odometry(t, (x, y, yaw))
+        return True
+
+    def localized_pose(self, i: int, stamp: float, x: float, y: float, qx: float, qy: float,
+                       qz: float, qw: float) -> bool:
+        """The localizer's pose of agent ``i`` in the global frame (pose_topic source)."""
+        pose = self._pose(i, "localization", x, y, qx, qy, qz, qw)
+        if pose is None:
+            return False
+        self._agents[i].localization.add_pose(stamp, pose)
+        return True
+
+    def odom_transform(self, i: int, stamp: float, x: float, y: float, qx: float, qy: float,
+                       qz: float, qw: float, static: bool = False) -> bool:
+        """The global frame -> agent ``i``'s odometry frame transform (tf source)."""
+        pose = self._pose(i, "transform", x, y, qx, qy, qz, qw)
+        if pose is None:
+            return False
+        self._agents[i].localization.add_transform(stamp, pose, static)
+        return True
+
+    def _pose(self, i, what, x, y, qx, qy, qz, qw):
+        name = self.names[i]
+        yaw = se2.quaternion_yaw(qx, qy, qz, qw)
+        if not (math.isfinite(x) and math.isfinite(y)) or math.isnan(yaw):
+            self.warn(f"{what}/{name}", f"{name}: {what} with NaN, inf or a zero quaternion "
+                      f"dropped")
+            return None
+        if not (abs(x) <= MAX_COORD and abs(y) <= MAX_COORD):
+            self.warn(f"{what}/{name}", f"{name}: {what} at ({x:g}, {y:g}) dropped")
+            return None
+        return x, y, yaw
+
+    def goal(self, i: int, x: float, y: float) -> bool:
+        """A new goal (global frame) for controlled agent ``i``."""
+        name = self.names[i]
+        if not (math.isfinite(x) and math.isfinite(y)):
+            self.warn(f"goal/{name}", f"{name}: goal ignored: pose.position contains NaN or "
+                      f"inf")
+            return False
+        if not (abs(x) <= MAX_COORD and abs(y) <= MAX_COORD):
+            self.warn(f"goal/{name}", f"{name}: goal ignored: pose.position ({x:g}, {y:g}) "
+                      f"is beyond +-{MAX_COORD:g} m")
+            return False
+        self.goals[i] = (x, y)
+        return True
+
+    def nav_command(self, i: int, arrival: float, stamp: float | None, vx: float, vy: float,
+                    wz: float) -> bool:
+        """The navigation stack's command (body frame) for controlled agent ``i``."""
+        name = self.names[i]
+        if not all(map(math.isfinite, (vx, vy, wz))):
+            self.warn(f"cmd/{name}", f"{name}: command with NaN or inf dropped")
+            return False
+        self._agents[i].command = _Sample(sample_time(stamp, arrival), (vx, vy, wz))
+        return True
+
+    # ------------------------------------------------------------------ the step
+    def step(self, now: float, obstacles=None, want_lines: bool = False) -> FleetStep:
+        """One control step at time ``now`` (the samples' clock) against ``obstacles`` (an
+        ORCA obstacle set or None)."""
+        s, k, n = self.settings, self.controlled, len(self._agents)
+        poses = np.zeros((n, 3))
+        body = np.zeros((n, 2))
+        ages = np.full(n, np.inf)
+        known = np.zeros(n, dtype=bool)
+        for i, agent in enumerate(self._agents):
+            if agent.odom is None:
+                continue
+            placed = agent.localization.map_pose(agent.odom[:3])
+            if placed is None:
+                continue
+            known[i] = agent.seen = True
+            poses[i] = placed
+            body[i] = agent.odom[3:5]
+            ages[i] = now - agent.odom_time
+        fresh = known & (ages <= s.odom_timeout)
+        heading = poses[:, 2]
+        vel = np.column_stack(se2.rotate(body[:, 0], body[:, 1], heading))
+        # Extrapolate fresh agents to the control time; grow every radius by what the
+        # extrapolation cannot cover (at most what odom_timeout allows).
+        late = np.clip(np.where(known, ages, 0.0), 0.0, s.odom_timeout)
+        pos = poses[:, :2] + np.where(fresh[:, None], vel * late[:, None], 0.0)
+        growth = self.max_speed * np.clip(late - s.latency_allowance, 0.0, None)
+
+        reasons = [""] * k
+        missing = [self.names[i] for i in range(k) if not self._agents[i].seen]
+        for i in range(k):
+            if not known[i]:
+                reasons[i] = ("no odometry yet" if self._agents[i].odom is None
+                              else "no localization yet")
+            elif not fresh[i]:
+                reasons[i] = f"odometry stale ({ages[i]:.2f} s old)"
+        active = fresh[:k].copy()
+        if s.wait_for_all_agents and missing:
+            shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+            for i in np.flatnonzero(active):
+                reasons[i] = f"waiting for every agent to be placed (missing: {shown})"
+            active[:] = False
+
+        # Preferred velocities of the controlled agents.
+        distance = np.full(k, np.nan)
+        cmd_fresh = np.zeros(k, dtype=bool)
+        nav = np.zeros((k, 3))
+        if s.preferred_velocity_source == GOAL:
+            to_goal = self.goals - pos[:k]
+            distance = np.hypot(to_goal[:, 0], to_goal[:, 1])
+            moving = active & np.isfinite(distance) & (distance > s.goal_tolerance)
+            speed = np.minimum(s.pref_speed, self.max_speed[:k])
+            scale = np.where(moving, speed / np.where(moving, distance, 1.0), 0.0)
+            pref = np.where(moving[:, None], to_goal * scale[:, None], 0.0)
+            distance[~known[:k]] = np.nan
+        else:
+            for i, agent in enumerate(self._agents[:k]):
+                nav[i] = agent.command.value
+                cmd_fresh[i] = active[i] and now - agent.command.time <= s.odom_timeout
+            pref = np.column_stack(se2.rotate(nav[:, 0], nav[:, 1], heading[:k]))
+            pref[~cmd_fresh] = 0.0
+
+        # The ORCA problem: controlled agents placed once (stale ones as standing discs),
+        # observed agents while fresh.
+        in_problem = np.concatenate([known[:k], fresh[k:]])
+        rows = np.flatnonzero(in_problem)
+        row_of = np.full(n, -1)
+        row_of[rows] = np.arange(rows.size)
+        reactive = np.zeros(n, dtype=bool)
+        reactive[:k] = active
+        velocities = vel.copy()
+        velocities[:k][known[:k] & ~active] = 0.0  # told to stop
+        reuse = self.unicycle[:k] & active & self._was_active
+        velocities[:k][reuse] = self._last_holonomic[reuse]
+        preferred_all = velocities.copy()
+        preferred_all[:k][active] = pref[active]
+        radius = (self.radius + s.safety_margin + growth
+                  + np.where(self.unicycle, s.tracking_error, 0.0))
+        responsibility = self.responsibility.copy()
+        responsibility[:k][~active] = 1.0
+        constrained = [self.trackable[i] if i < k and reactive[i] else None for i in rows]
+        constraint_counts = np.array([0 if c is None else len(c) for c in constrained],
+                                     np.int64)
+        result = None
+        if rows.size:
+            result = orca.compute_velocities(
+                pos[rows], velocities[rows], preferred_all[rows], time_step=s.time_step,
+                radius=radius[rows], max_speed=self.max_speed[rows],
+                neighbor_dist=s.neighbor_dist,
+                max_neighbors=np.where(reactive[rows], s.max_neighbors, 0),
+                time_horizon=s.time_horizon, time_horizon_obst=s.time_horizon_obst,
+                responsibility=responsibility[rows], reactive=reactive[rows],
+                obstacles=obstacles, symmetry_breaking=s.symmetry_breaking,
+                seed=self.steps, side_preference=s.side_preference,
+                keep_apart=s.keep_apart, keep_apart_margin=s.keep_apart_margin,
+                constraint_lines=(orca.diff_drive_constraints(heading[rows], constrained)
+                                  if constraint_counts.any() else None),
+                return_lines=want_lines)
+        self.steps += 1
+
+        # Commands in each robot's body frame.
+        chosen = np.zeros((k, 2))
+        commands = np.zeros((k, 3))
+        infeasible = np.zeros(k, dtype=bool)
+        agent_neighbors = np.zeros(k, np.int64)
+        obstacle_lines = np.zeros(k, np.int64)
+        mine = np.flatnonzero(active)
+        if result is not None and mine.size:
+            chosen[mine] = result.velocities[row_of[mine]]
+            infeasible[mine] = result.infeasible[row_of[mine]]
+            agent_neighbors[mine] = result.num_neighbors[row_of[mine]]
+            obstacle_lines[mine] = result.num_obstacle_lines[row_of[mine]]
+            # Within the symmetry-breaking perturbation of the preferred velocity, nothing
+            # held the agent back: keep the preferred velocity exactly (no creeping at rest).
+            unchanged = active & (np.abs(chosen - pref).max(axis=1)
+                                  <= s.symmetry_breaking + 1e-9)
+            chosen[unchanged] = pref[unchanged]
+            bx, by = se2.to_body(chosen[:, 0], chosen[:, 1], heading[:k])
+            commands[:, 0], commands[:, 1] = bx, by
+            for limits, members in self.limit_groups:
+                driven = members[active[members]]
+                if driven.size:
+                    v, w = orca.unicycle_commands(chosen[driven], heading[driven], limits)
+                    commands[driven, 0], commands[driven, 1], commands[driven, 2] = v, 0.0, w
+            if s.preferred_velocity_source == CMD_VEL:
+                passed = unchanged & cmd_fresh
+                commands[passed] = nav[passed]
+        commands[~active] = 0.0
+        self._last_holonomic = chosen
+        self._was_active = active.copy()
+        lines = (self._step_lines(result, rows, row_of, active, constraint_counts)
+                 if want_lines and result is not None and result.lines is not None else None)
+        return FleetStep(self.bounded(commands), active, reasons, known, fresh, pos, heading,
+                         vel, radius, ages, pref, chosen, distance, infeasible,
+                         agent_neighbors, obstacle_lines, lines)
+
+    def bounded(self, commands: np.ndarray) -> np.ndarray:
+        """The commands (k, 3) within every agent's limits: finite (else zero, with a
+        warning: it would be a bug), linear speed at most its max_speed, turn rate at most
+        max_angular_speed. The last line of defence before a command leaves."""
+        k = self.controlled
+        commands = np.array(commands, dtype=np.float64, copy=True)
+        bad = ~np.isfinite(commands).all(axis=1)
+        if bad.any():
+            self.warn("non-finite", f"non-finite command for "
+                      f"{', '.join(self.names[i] for i in np.flatnonzero(bad))}; sending "
+                      f"zero velocity")
+            commands[bad] = 0.0
+        speed = np.hypot(commands[:, 0], commands[:, 1])
+        limit = self.max_speed[:k]
+        fast = speed > limit
+        commands[fast, :2] *= (limit[fast] / speed[fast])[:, None]
+        turn = self.settings.max_angular_speed
+        np.clip(commands[:, 2], -turn, turn, out=commands[:, 2])
+        return commands
+
+    def _step_lines(self, result, rows, row_of, active, constraint_counts) -> StepLines:
+        """The controlled agents' half-planes of a step; a step's lines are ordered obstacles,
+        differential-drive limits, separations (keep_apart), agents, and the drawing leaves
+        out the differential-drive limits."""
+        k = self.controlled
+        mine = np.flatnonzero(active)  # active agents are in the problem
+        hard = result.num_obstacle_lines  # the obstacle lines come first
+        lines = result.lines
+        per_row = np.diff(lines.offsets)
+        owner = np.repeat(np.arange(rows.size), per_row)
+        position = np.arange(owner.size) - lines.offsets[owner]  # index within its agent
+        shown_rows = np.zeros(rows.size, dtype=bool)
+        shown_rows[row_of[mine]] = True
+        drawn = shown_rows[owner] & ~((position >= hard[owner]) &
+                                      (position < hard[owner] + constraint_counts[owner]))
+        counts = np.zeros(k, np.int64)
+        counts[mine] = np.bincount(owner[drawn], minlength=rows.size)[row_of[mine]]
+        offsets = np.zeros(k + 1, np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        per_agent = [None] * k
+        for i in mine.tolist():
+            lo, hi = lines.offsets[row_of[i]], lines.offsets[row_of[i] + 1]
+            per_agent[i] = (lines.points[lo:hi], lines.directions[lo:hi])
+        return StepLines(per_agent, offsets, lines.points[drawn], lines.directions[drawn])
