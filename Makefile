@@ -14,7 +14,11 @@ PIP := $(PY) -m pip --disable-pip-version-check
 CONSTRAINTS := requirements/constraints.txt
 INTERFACE_SOURCES := $(wildcard planning_collision_interfaces/msg/*.msg planning_collision_interfaces/srv/*.srv) \
 	planning_collision_interfaces/CMakeLists.txt planning_collision_interfaces/package.xml \
-	planning_collision_interfaces/pyproject.toml
+	planning_collision_interfaces/pyproject.toml planning_collision_interfaces/cmake/ros_wheels.cmake
+# No tf2_msgs wheel exists: its TFMessage (orca_node's tf pose source) is built into the venv
+# from vendor/tf2_msgs, which colcon never builds (COLCON_IGNORE): a ROS install has its own.
+TF2_MSGS_SOURCES := $(wildcard vendor/tf2_msgs/msg/*.msg) vendor/tf2_msgs/CMakeLists.txt \
+	vendor/tf2_msgs/package.xml vendor/tf2_msgs/pyproject.toml
 
 # Network rule: every ROS process started from here stays on loopback, in a domain of its own.
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
@@ -35,8 +39,9 @@ $(VENV)/.stamp-deps: $(VENV)/.stamp-venv requirements/ros.txt requirements/build
 		-r requirements/runtime.txt -r requirements/test.txt
 	touch $@
 
-$(VENV)/.stamp-interfaces: $(VENV)/.stamp-deps $(INTERFACE_SOURCES)
+$(VENV)/.stamp-interfaces: $(VENV)/.stamp-deps $(INTERFACE_SOURCES) $(TF2_MSGS_SOURCES)
 	$(PIP) install -q --no-build-isolation --no-deps --force-reinstall ./planning_collision_interfaces
+	$(PIP) install -q --no-build-isolation --no-deps --force-reinstall ./vendor/tf2_msgs
 	touch $@
 
 $(VENV)/.stamp-package: $(VENV)/.stamp-interfaces planning_collision/setup.py planning_collision/setup.cfg
