@@ -170,6 +170,7 @@ class FleetStep(NamedTuple):
     agent_neighbors: np.ndarray  # (k,)
     obstacle_lines: np.ndarray  # (k,)
     lines: StepLines | None
+    events: list[str]  # what changed since the previous step, for the log (info level)
 
 
 @dataclass
@@ -229,6 +230,7 @@ class FleetController:
                                for a in self._agents[:k]], dtype=np.float64).reshape(k, 2)
         self._last_holonomic = np.zeros((k, 2))
         self._was_active = np.zeros(k, dtype=bool)
+        self._was_fresh = np.zeros(len(self._agents), dtype=bool)
         self.steps = 0
         self._derive()
 
@@ -501,7 +503,25 @@ class FleetController:
                  if want_lines and result is not None and result.lines is not None else None)
         return FleetStep(self.bounded(commands), active, reasons, known, fresh, pos, heading,
                          vel, radius, ages, pref, chosen, distance, infeasible,
-                         agent_neighbors, obstacle_lines, lines)
+                         agent_neighbors, obstacle_lines, lines, self._report(fresh, reasons))
+
+    def _report(self, fresh: np.ndarray, reasons: list[str]) -> list[str]:
+        """Events for the log (odometry received, gone stale) and, through ``warn`` (which
+        the node throttles), the agents still waiting for odometry or localization."""
+        events = []
+        for i in np.flatnonzero(self._was_fresh & ~fresh):
+            what = "commanding zero velocity" if i < self.controlled else "forgotten"
+            events.append(f"{self.names[i]}: odometry older than "
+                          f"{self.settings.odom_timeout:g} s, {what}")
+        for i in np.flatnonzero(~self._was_fresh & fresh):
+            events.append(f"{self.names[i]}: odometry received")
+        self._was_fresh = fresh.copy()
+        for reason in ("no odometry yet", "no localization yet"):
+            waiting = [self.names[i] for i, r in enumerate(reasons) if r == reason]
+            if waiting:
+                shown = ", ".join(waiting[:10]) + (", ..." if len(waiting) > 10 else "")
+                self.warn(reason, f"{len(waiting)} agents with {reason}: {shown}")
+        return events
 
     def bounded(self, commands: np.ndarray) -> np.ndarray:
         """The commands (k, 3) within every agent's limits: finite (else zero, with a

@@ -17,17 +17,14 @@ deserializer, so nothing that arrives is misread.
 
 from __future__ import annotations
 
-import math
 import struct
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Point, Twist, TwistStamped, Vector3
+from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 from rclpy.serialization import deserialize_message, serialize_message
 from visualization_msgs.msg import Marker, MarkerArray
-
-from planning_collision_interfaces.msg import OrcaAgentStatus, OrcaStatus
 
 from .markers import MarkerData, marker_from_data
 
@@ -36,7 +33,8 @@ _FORMATS = {1: "<", 0: ">"}  # second encapsulation byte: CDR little / big endia
 _U32 = {e: struct.Struct(e + "I") for e in "<>"}
 _ODOM_POSE = {e: struct.Struct(e + "7d") for e in "<>"}
 _SIX = {e: struct.Struct(e + "6d") for e in "<>"}
-_STAMP_LE = struct.Struct("<iI")
+_STAMP = {e: struct.Struct(e + "iI") for e in "<>"}
+_STAMP_LE = _STAMP["<"]
 _SIX_LE = _SIX["<"]
 _POSE_COVARIANCE = 36 * 8
 
@@ -65,12 +63,14 @@ def _endian(data: bytes) -> str | None:
     return _FORMATS.get(data[1])
 
 
-def decode_odometry(data: bytes) -> tuple[OdometryNumbers, bytes]:
-    """The numbers of a serialized nav_msgs/Odometry and its child_frame_id (bytes)."""
+def decode_odometry(data: bytes) -> tuple[OdometryNumbers, bytes, float]:
+    """The numbers of a serialized nav_msgs/Odometry, its child_frame_id (bytes) and its
+    header stamp (seconds)."""
     endian = _endian(data)
     if endian is None:
         return odometry_numbers(_deserialize(data, Odometry))
     try:
+        sec, nanosec = _STAMP[endian].unpack_from(data, 4)
         _, end = _string_end(data, 8, endian)  # header: stamp (8 bytes), frame_id
         end = (end + 3) & ~3
         start, end = _string_end(data, end, endian)  # child_frame_id
@@ -81,16 +81,17 @@ def decode_odometry(data: bytes) -> tuple[OdometryNumbers, bytes]:
         vx, vy, _, _, _, wz = _SIX[endian].unpack_from(data, 4 + end)
     except struct.error as exc:
         raise DecodeError(f"truncated Odometry: {exc}") from None
-    return (x, y, qx, qy, qz, qw, vx, vy, wz), child
+    return (x, y, qx, qy, qz, qw, vx, vy, wz), child, sec + 1e-9 * nanosec
 
 
-def odometry_numbers(msg: Odometry) -> tuple[OdometryNumbers, bytes]:
+def odometry_numbers(msg: Odometry) -> tuple[OdometryNumbers, bytes, float]:
     """What :func:`decode_odometry` returns, from a message object."""
     p = msg.pose.pose
     q = p.orientation
     t = msg.twist.twist
+    stamp = msg.header.stamp
     return ((p.position.x, p.position.y, q.x, q.y, q.z, q.w, t.linear.x, t.linear.y,
-             t.angular.z), msg.child_frame_id.encode())
+             t.angular.z), msg.child_frame_id.encode(), stamp.sec + 1e-9 * stamp.nanosec)
 
 
 def decode_twist(data: bytes, stamped: bool) -> tuple[float, float, float]:
@@ -238,33 +239,6 @@ def encode_marker_array(frame_id: str, sec: int, nanosec: int, markers) -> bytes
     return w.bytes()
 
 
-def encode_orca_status(frame_id: str, sec: int, nanosec: int, compute_time: float,
-                       achieved_rate: float, names, active, agent_neighbors,
-                       obstacle_neighbors, infeasible, distance, preferred, velocity,
-                       lines) -> bytes:
-    """A serialized planning_collision_interfaces/OrcaStatus from per-agent lists (velocities
-    as [x, y] pairs; ``lines[i]`` None or (points (M, 2), directions (M, 2)))."""
-    frame_code, frame = _string(frame_id)
-    w = Writer()
-    w.pack(("i", "I", "I", frame_code, "2d", "I"), sec, nanosec, len(frame), frame,
-           compute_time, achieved_rate, len(names))
-    for i, name in enumerate(names):
-        name_code, text = _string(name)
-        px, py = preferred[i]
-        vx, vy = velocity[i]
-        w.pack(("I", name_code, "B", "I", "I", "B", "7d"), len(text), text,
-               1 if active[i] else 0, agent_neighbors[i], obstacle_neighbors[i],
-               1 if infeasible[i] else 0, distance[i], px, py, 0.0, vx, vy, 0.0)
-        if lines[i] is None:
-            w.pack(("I", "I"), 0, 0)
-        else:
-            for rows in lines[i]:
-                lifted = np.zeros((rows.shape[0], 3))
-                lifted[:, :2] = rows
-                w.double_rows(lifted)
-    return w.bytes()
-
-
 _NO_ROWS = np.zeros((0, 3))
 
 
@@ -293,6 +267,7 @@ def self_check() -> str:
         for frame, child in (("", ""), ("odom", "robot1/base_link"), ("r1/odom", "b")):
             odom = Odometry()
             odom.header.frame_id, odom.child_frame_id = frame, child
+            odom.header.stamp.sec, odom.header.stamp.nanosec = 1_700_000_000, 123_456_789
             p = odom.pose.pose
             p.position.x, p.position.y, p.position.z = 1.5, -2.25, 9.0
             p.orientation.x, p.orientation.y = 0.125, -0.25
@@ -311,8 +286,6 @@ def self_check() -> str:
             MarkerData("robot12", 2, Marker.ARROW, action=Marker.DELETE),
             MarkerData("abc", -7, Marker.TRIANGLE_LIST, points=np.zeros((0, 3))),
         ]
-        if not _orca_status_agrees():
-            return "OrcaStatus encodes differently"
         for frame in ("map", "", "odom1"):
             stamp = Time(sec=12, nanosec=345)
             mine = deserialize_message(encode_marker_array(frame, 12, 345, sample), MarkerArray)
@@ -323,28 +296,3 @@ def self_check() -> str:
     except Exception as exc:  # any surprise means: do not use raw messages
         return f"{type(exc).__name__}: {exc}"
     return ""
-
-
-def _orca_status_agrees() -> bool:
-    lines = (np.array([[0.5, -0.25], [1.0, 2.0]]), np.array([[0.6, 0.8], [0.0, -1.0]]))
-    mine = encode_orca_status("map", 7, 8, 0.003, 19.5, ["robot1", "r2"], [True, False],
-                              [3, 0], [1, 0], [True, False], [2.5, math.nan],
-                              [[0.5, 0.25], [0.0, 0.0]], [[0.125, -0.5], [0.0, 0.0]],
-                              [lines, None])
-    reference = OrcaStatus(compute_time=0.003, achieved_rate=19.5)
-    reference.header.stamp.sec, reference.header.stamp.nanosec = 7, 8
-    reference.header.frame_id = "map"
-    first = OrcaAgentStatus(name="robot1", active=True, agent_neighbors=3, obstacle_neighbors=1,
-                            infeasible=True, distance_to_goal=2.5,
-                            orca_line_points=[Point(x=0.5, y=-0.25), Point(x=1.0, y=2.0)],
-                            orca_line_directions=[Vector3(x=0.6, y=0.8), Vector3(y=-1.0)])
-    first.preferred_velocity.x, first.preferred_velocity.y = 0.5, 0.25
-    first.velocity.x, first.velocity.y = 0.125, -0.5
-    second = OrcaAgentStatus(name="r2", distance_to_goal=math.nan)
-    reference.agents = [first, second]
-    decoded = deserialize_message(mine, OrcaStatus)
-    # NaN != NaN: compare the second agent's distance apart.
-    if not math.isnan(decoded.agents[1].distance_to_goal):
-        return False
-    decoded.agents[1].distance_to_goal = reference.agents[1].distance_to_goal = 0.0
-    return decoded == reference

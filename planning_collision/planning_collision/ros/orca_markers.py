@@ -147,3 +147,33 @@ def observed_markers(names, fresh, positions, radii, velocities,
         else:
             out.append(MarkerData(ns, CHOSEN, Marker.ARROW, Marker.DELETE))
     return out
+
+
+def fleet_markers(step, names, radius, max_speed, lifetime: float) -> list[MarkerData]:
+    """Every agent's markers from one :class:`~planning_collision.fleet.FleetStep` (the
+    controlled agents first, then the observed ones); discs at the agents' real radii."""
+    k = step.commands.shape[0]
+    lines = step.lines
+    return (step_markers(names[:k], step.known[:k], step.active, step.infeasible,
+                         step.positions[:k], radius[:k], max_speed[:k], step.preferred,
+                         step.chosen, None if lines is None else lines.drawn_offsets,
+                         None if lines is None else lines.drawn_points,
+                         None if lines is None else lines.drawn_directions, lifetime=lifetime)
+            + observed_markers(names[k:], step.fresh[k:], step.positions[k:], radius[k:],
+                               step.velocities[k:], lifetime=lifetime))
+
+
+MARKER_BYTES = 300  # a serialized Marker without its points, roughly
+MARKER_CHUNK_BYTES = 48_000  # below a UDP datagram, so DDS need not fragment
+
+
+def chunks(data: list[MarkerData]):
+    """``data`` cut into lists of about MARKER_CHUNK_BYTES serialized each: DDS sends a larger
+    message in fragments, which costs far more per byte (and RViz takes any number of
+    arrays)."""
+    start, size = 0, 0
+    for end, m in enumerate(data, start=1):
+        size += MARKER_BYTES + (0 if m.points is None else 24 * m.points.shape[0])
+        if size >= MARKER_CHUNK_BYTES or end == len(data):
+            yield data[start:end]
+            start, size = end, 0

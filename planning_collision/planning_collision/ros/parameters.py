@@ -1,8 +1,9 @@
 """Declaring a node's parameters from one table (name, default, description).
 
 Each node module keeps a single ``PARAMETERS`` tuple of :class:`Param`; :func:`declare` declares
-them all with descriptions and read-only descriptors (changing one means restarting the node,
-as with Nav2's collision_monitor) and returns their values as attributes of one object. The
+them all with descriptions and returns their values as attributes of one object. A parameter is
+read-only (changing it means restarting the node) unless its ``Param`` says ``dynamic=True``:
+the node then validates and applies new values while it runs (as Nav2's controllers do). The
 shipped ``config/*.yaml`` files list the same names; a test keeps the two in step.
 """
 
@@ -24,6 +25,8 @@ class Param:
     choices: tuple[str, ...] = ()
     # Needed only when the default cannot tell the type, e.g. an empty list of strings.
     type_hint: Parameter.Type | None = None
+    # May change while the node runs (the node validates and applies it); else read-only.
+    dynamic: bool = False
 
     @property
     def type(self) -> Parameter.Type:
@@ -43,7 +46,7 @@ def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
         descriptor = ParameterDescriptor(
             description=spec.description + (f" One of: {', '.join(spec.choices)}."
                                              if spec.choices else ""),
-            read_only=True,
+            read_only=not spec.dynamic,
             type=spec.type.value,
         )
         # An empty list says nothing about its element type: declare by type instead (an

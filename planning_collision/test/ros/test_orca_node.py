@@ -30,8 +30,8 @@ from planning_collision.processes import RosProcess, config_file, node_command
 from planning_collision.ros import cdr
 from planning_collision.ros.conversions import quaternion_from_yaw
 from planning_collision.ros.map_publisher import obstacle_array_msg
-from planning_collision.ros.orca_node import PARAMETERS
 from planning_collision.ros.orca_obstacles import obstacle_array_polygons, signed_area
+from planning_collision.ros.orca_parameters import PARAMETERS
 from planning_collision.scenario import load_scenario, parse_scenario
 from planning_collision_interfaces.msg import Obstacle, ObstacleArray, OrcaStatus, Shape
 
@@ -183,16 +183,17 @@ def start_world(tmp, procs, domain_id, clients, latched_qos) -> dict:
     # Test-fed: Twist output, map obstacles, an observed person.
     start("lab", node_command(ORCA, orca_params, {
         "agents": list(LAB_GOALS), "observed": ["person"], "stamped_cmd_vel": False,
-        "use_map_obstacles": True, "publish_markers": False,
+        "use_map_obstacles": True, "publish_markers": False, "wait_for_all_agents": False,
         **{f"{name}.goal": goal for name, goal in LAB_GOALS.items()}}, namespace="lab"))
     # Test-fed: absurd inputs (huge twists, unnormalised quaternions, bad obstacles).
     start("lab3", node_command(ORCA, orca_params, {
         "agents": list(LAB3_GOALS), "observed": ["robB"], "publish_markers": False,
+        "wait_for_all_agents": False,
         **{f"{name}.goal": goal for name, goal in LAB3_GOALS.items()}}, namespace="lab3"))
     # Test-fed: the navigation stack's command as the preferred velocity.
     start("lab2", node_command(ORCA, orca_params, {
         "agents": ["nav", "blocker"], "preferred_velocity_source": "cmd_vel",
-        "publish_markers": False}, namespace="lab2"))
+        "publish_markers": False, "wait_for_all_agents": False}, namespace="lab2"))
 
     client = Client("orca_node_tests")
     clients.append(client)
@@ -606,7 +607,7 @@ def test_one_bad_obstacle_does_not_drop_the_others(world):
 def test_serialized_messages_agree_with_the_rmw():
     assert cdr.self_check() == ""
     data = serialize_message(odometry("r7", 1.5, -2.0, 0.5, vx=0.25))
-    numbers, child = cdr.decode_odometry(data)
+    numbers, child, stamp = cdr.decode_odometry(data)
     assert child == b"r7/base_link"
     assert numbers[:2] == (1.5, -2.0) and numbers[6] == 0.25
     with pytest.raises(cdr.DecodeError):

@@ -1,0 +1,309 @@
+"""orca_node's parameters, declared in one place (as Nav2's collision_monitor does), and their
+translation into the fleet controller's settings.
+
+``PARAMETERS`` are node-wide; once ``agents`` and ``observed`` are read, every agent gets its
+own ``<name>.<parameter>`` (:func:`agent_parameters`). Parameters marked ``dynamic`` may change
+while the node runs (``ros2 param set``, rqt_reconfigure): the node checks a new value exactly
+as at start-up, refuses a bad one with the reason (the old value stays) and applies a good one
+at the next control step. Topic names, frames, QoS choices and the agent lists are read-only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields, replace
+
+from rclpy.exceptions import InvalidParameterTypeException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from planning_collision.fleet import (
+    CMD_VEL,
+    GOAL,
+    ODOM_ORIGIN,
+    POSE_SOURCES,
+    AgentSpec,
+    FleetController,
+    FleetSettings,
+)
+from planning_collision.scenario import NAME_PATTERN
+
+from .parameters import Param, ParameterError, declare
+
+STRINGS = Parameter.Type.STRING_ARRAY
+DOUBLES = Parameter.Type.DOUBLE_ARRAY
+POSE_WITH_COVARIANCE, POSE_STAMPED = "PoseWithCovarianceStamped", "PoseStamped"
+
+PARAMETERS = (
+    Param("agents", [], "Namespaces of the robots this node controls, e.g. [robot1, robot2]. "
+          "One node can run a whole fleet, or one node per robot (agents: [robotK], "
+          "observed: the others) to spread a large fleet over machines.", type_hint=STRINGS),
+    Param("observed", [], "Namespaces of agents only watched through their odometry: robots "
+          "without ORCA, tracked people, or robots run by another orca_node. They are "
+          "avoided (see <name>.responsibility) and never commanded.", type_hint=STRINGS),
+    Param("global_frame", "map", "Frame of the computation, of goals, obstacles, map, status "
+          "and markers. Goals, obstacle sets and maps in another frame are ignored with a "
+          "warning."),
+    Param("rate_hz", 20.0, "Control steps per second (one timer); also ORCA's time step."),
+    Param("odom_topic", "odom", "nav_msgs/Odometry topic inside each agent's namespace."),
+    Param("pose_source", ODOM_ORIGIN, "Where each agent's odometry frame lies in "
+          "global_frame (default of <name>.pose_source): 'odom_origin' (the fixed "
+          "<name>.odom_origin), 'pose_topic' (the localizer's pose on pose_topic, fused with "
+          "the odometry by timestamp) or 'tf' (the global_frame -> odom_frame transform on "
+          "tf_topic / tf_static_topic).", choices=POSE_SOURCES),
+    Param("pose_topic", "amcl_pose", "pose_source 'pose_topic': the localizer's pose of the "
+          "robot in global_frame, inside each agent's namespace (AMCL's and slam_toolbox's "
+          "amcl_pose)."),
+    Param("pose_topic_type", POSE_WITH_COVARIANCE, "Message type of pose_topic.",
+          choices=(POSE_WITH_COVARIANCE, POSE_STAMPED)),
+    Param("tf_topic", "/tf", "pose_source 'tf': tf2_msgs/TFMessage topic with the "
+          "global_frame -> odom_frame transforms. Absolute (/tf): one topic for the fleet; "
+          "relative (tf): inside each agent's namespace, as Nav2's multi-robot bringup "
+          "remaps it."),
+    Param("tf_static_topic", "/tf_static", "pose_source 'tf': the static transforms' topic "
+          "(absolute or relative, as tf_topic)."),
+    Param("odom_frame", "{name}/odom", "pose_source 'tf': each agent's odometry frame; "
+          "'{name}' stands for the agent's name (use 'odom' with per-robot tf topics)."),
+    Param("odom_timeout", 0.5, "Seconds after which an agent's odometry is stale (its age "
+          "is taken from the header stamp; the arrival time when the stamp is zero or in the "
+          "future): a controlled agent is sent zero velocity, an observed one is forgotten. "
+          "Also the age at which a cmd_vel_in command stops counting.", dynamic=True),
+    Param("latency_allowance", 0.1, "Seconds of odometry age that safety_margin covers. "
+          "Older odometry is extrapolated to the control time with its velocity, and the "
+          "agent's radius in ORCA grows by max_speed x (age - latency_allowance), up to "
+          "odom_timeout: late odometry makes robots more cautious.", dynamic=True),
+    Param("plausible_speed_factor", 3.0, "A measured velocity (odometry twist) faster than "
+          "this many times the agent's max_speed is not physically plausible: it is bounded "
+          "to that speed, keeping its direction, with a warning.", dynamic=True),
+    Param("wait_for_all_agents", True, "No controlled agent moves until every controlled "
+          "agent has been placed in global_frame once (a robot whose odometry never arrived "
+          "cannot be avoided); the status names the ones missing.", dynamic=True),
+    Param("preferred_velocity_source", GOAL, "Where each controlled agent's preferred "
+          "velocity comes from: 'goal' (goal_topic, straight to the goal at pref_speed) or "
+          "'cmd_vel' (cmd_vel_in_topic, the navigation stack's command).",
+          choices=(GOAL, CMD_VEL)),
+    Param("goal_topic", "goal_pose", "geometry_msgs/PoseStamped goal topic inside each "
+          "controlled agent's namespace (goal mode); frame global_frame (empty means it)."),
+    Param("goal_subscribe_transient_local", False, "Subscribe to goals reliable + "
+          "transient_local (latched goals reach a node started later); false: volatile, "
+          "which also matches RViz's goal tool."),
+    Param("pref_speed", 0.5, "Speed towards the goal in m/s (at most the agent's max_speed).",
+          dynamic=True),
+    Param("goal_tolerance", 0.1, "Metres: within this distance of its goal an agent's "
+          "preferred velocity is zero.", dynamic=True),
+    Param("cmd_vel_in_topic", "cmd_vel_nav", "Navigation command topic inside each "
+          "controlled agent's namespace (cmd_vel mode), body frame. When ORCA leaves the "
+          "command unchanged it is passed on exactly, angular velocity included (bounded by "
+          "max_angular_speed)."),
+    Param("cmd_vel_out_topic", "cmd_vel", "Velocity command topic inside each controlled "
+          "agent's namespace, body frame, published every step (zero when the agent is "
+          "inactive)."),
+    Param("stamped_cmd_vel", True, "geometry_msgs/TwistStamped on cmd_vel_out_topic and "
+          "cmd_vel_in_topic (as Nav2 on Kilted; frame_id = the odometry's child_frame_id); "
+          "false: geometry_msgs/Twist."),
+    Param("radius", 0.25, "Agent radius in metres: the default of every <name>.radius, and, "
+          "set at run time, the new radius of every agent.", dynamic=True),
+    Param("max_speed", 0.6, "Largest speed in m/s (for a differential-drive agent its "
+          "largest linear speed): the default of every <name>.max_speed, and, set at run "
+          "time, the new value of every agent.", dynamic=True),
+    Param("holonomic", True, "Whether controlled agents drive holonomically (default of "
+          "<name>.holonomic); false: differential drive, commanded (v, omega)."),
+    Param("safety_margin", 0.05, "Metres added to every radius in the ORCA problem, for the "
+          "distance robots travel between an odometry sample and the command's effect.",
+          dynamic=True),
+    Param("neighbor_dist", 3.0, "ORCA: how far (m) an agent looks for other agents.",
+          dynamic=True),
+    Param("max_neighbors", 10, "ORCA: at most this many agents (nearest first) are avoided.",
+          dynamic=True),
+    Param("time_horizon", 2.0, "ORCA: seconds ahead within which collisions with other "
+          "agents are avoided.", dynamic=True),
+    Param("time_horizon_obst", 1.0, "ORCA: seconds ahead within which collisions with static "
+          "obstacles are avoided.", dynamic=True),
+    Param("side_preference", 0.35, "A robot held back by a half-plane aims this fraction of "
+          "its preferred speed to its right, so crossing flows pass each other instead of "
+          "jamming (0 = RVO2's behaviour; negative: to the left).", dynamic=True),
+    Param("symmetry_breaking", 0.001, "Largest deterministic perturbation (m/s) of the "
+          "preferred velocities, so perfectly symmetric encounters do not deadlock.",
+          dynamic=True),
+    Param("keep_apart", True, "Add hard half-planes that keep every pair of agents that "
+          "could touch within one step apart, also when ORCA's program is infeasible.",
+          dynamic=True),
+    Param("keep_apart_margin", 0.05, "With keep_apart: ORCA's agent half-planes use radii "
+          "grown by this fraction, so agents pressed together keep moving as in RVO2 (at exact "
+          "contact ORCA has them stop for good); the hard separation lines keep the real "
+          "radii.", dynamic=True),
+    Param("max_angular_speed", 2.0, "Largest commanded turn rate, rad/s: differential-drive "
+          "agents turn at most this fast, and a passed-through navigation command's angular "
+          "velocity is bounded by it.", dynamic=True),
+    Param("time_to_holo", 0.4, "Differential drive: seconds in which a heading change "
+          "towards the ORCA velocity is completed.", dynamic=True),
+    Param("tracking_error", 0.05, "Differential drive: largest distance (m) between the "
+          "robot and the holonomic path it tracks; added to its radius in ORCA.",
+          dynamic=True),
+    Param("obstacles_topic", "obstacles", "planning_collision_interfaces/ObstacleArray of "
+          "static obstacles; each message replaces the set. Concave polygons are used as "
+          "they are."),
+    Param("obstacles_subscribe_transient_local", True, "Obstacles QoS: reliable + "
+          "transient_local depth 1 (a latched set, as map_publisher sends it); false: "
+          "reliable + volatile."),
+    Param("use_map_obstacles", False, "Also avoid the occupied regions of the map: traced "
+          "into polygons once per map."),
+    Param("map_topic", "map", "nav_msgs/OccupancyGrid used when use_map_obstacles is true."),
+    Param("map_subscribe_transient_local", True, "Map QoS: reliable + transient_local depth 1 "
+          "(map_server's latched map); false: reliable + volatile (costmap-style topics)."),
+    Param("map_simplify_tolerance", 0.05, "Metres a traced map boundary may depart from the "
+          "cell edges (fewer vertices, faster ORCA)."),
+    Param("occupied_threshold", 65, "Map cells with occupancy >= this (1..100) are obstacles."),
+    Param("unknown_is_occupied", False, "Unknown map cells (-1) are obstacles too."),
+    Param("publish_markers", True, "Publish orca/markers (MarkerArray) while subscribed: per "
+          "controlled agent its disc, preferred and chosen velocity, its half-planes; per "
+          "observed agent its disc and measured velocity.", dynamic=True),
+    Param("marker_rate_hz", 10.0, "Publications per second of orca/markers (at most "
+          "rate_hz).", dynamic=True),
+    Param("publish_orca_lines", False, "Fill each agent's orca_line_points / "
+          "orca_line_directions in orca/status (velocity space, permitted side on the left).",
+          dynamic=True),
+    Param("raw_messages", True, "Receive odometry and commands, and send commands and "
+          "markers, as serialized CDR bytes (much cheaper with many robots). Used only when a "
+          "start-up check against the RMW's serializer passes; false: always Python message "
+          "objects."),
+)
+DYNAMIC = frozenset(p.name for p in PARAMETERS if p.dynamic)
+SETTINGS_FIELDS = frozenset(f.name for f in fields(FleetSettings))
+AGENT_DYNAMIC = ("radius", "max_speed", "responsibility")
+
+ODOM_ORIGIN_HELP = (
+    "[x, y, yaw] (m, m, rad) of this agent's odometry frame in global_frame, for pose_source "
+    "'odom_origin': the pose where its odometry reads zero (a static map -> odom); "
+    "[0.0, 0.0, 0.0] when the odometry is already in global_frame.")
+POSE_SOURCE_HELP = "This agent's pose source (default: the node's pose_source)."
+RADIUS_HELP = "This agent's radius in metres (default: the node's radius)."
+MAX_SPEED_HELP = "This agent's largest speed in m/s (default: the node's max_speed)."
+HOLONOMIC_HELP = ("Controlled agents: true for a holonomic robot, false for a differential "
+                  "drive commanded (v, omega) (default: the node's holonomic).")
+GOAL_HELP = ("Controlled agents, goal mode: a goal [x, y] in global_frame to head for from the "
+             "start, until a goal_pose message replaces it; [] (default): none.")
+RESPONSIBILITY_HELP = (
+    "Observed agents: the share of avoiding this agent that the controlled agents take. 1.0 "
+    "(default) for people and robots without ORCA; 0.5 for a robot run by another orca_node, "
+    "which avoids its share itself.")
+
+
+def _relative_topic(name: str, value: str) -> str:
+    if not value or value.startswith(("/", "~")):
+        raise ParameterError(f"{name} must be a relative topic name, got {value!r}")
+    return value
+
+
+def settings_of(values) -> FleetSettings:
+    """The fleet settings of a parameter set (an object with the parameters as attributes),
+    checked: ParameterError names the first bad one."""
+    fleet = {name: getattr(values, name) for name in SETTINGS_FIELDS
+             if name not in ("time_step",) and hasattr(values, name)}
+    settings = FleetSettings(time_step=1.0 / values.rate_hz, **fleet)
+    try:
+        settings.check()
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+    return settings
+
+
+def check_parameters(p) -> FleetSettings:
+    """Raise ParameterError for node-wide values the node cannot run with; return the fleet
+    settings."""
+    for name in ("rate_hz", "marker_rate_hz", "radius", "max_speed"):
+        value = getattr(p, name)
+        if not (math.isfinite(value) and value > 0.0):
+            raise ParameterError(f"{name} must be finite and > 0, got {value}")
+    if not (math.isfinite(p.map_simplify_tolerance) and p.map_simplify_tolerance >= 0.0):
+        raise ParameterError(f"map_simplify_tolerance must be finite and >= 0, got "
+                             f"{p.map_simplify_tolerance}")
+    if not 1 <= p.occupied_threshold <= 100:
+        raise ParameterError(f"occupied_threshold must be in 1..100, got "
+                             f"{p.occupied_threshold}")
+    for name in ("odom_topic", "goal_topic", "cmd_vel_in_topic", "cmd_vel_out_topic",
+                 "pose_topic"):
+        _relative_topic(name, getattr(p, name))
+    if "{name}" not in p.odom_frame and len(p.agents) + len(p.observed) > 1 \
+            and p.tf_topic.startswith("/"):
+        raise ParameterError(f"odom_frame {p.odom_frame!r} must contain '{{name}}' when the "
+                             f"agents share one tf_topic ({p.tf_topic})")
+    names = list(p.agents) + list(p.observed)
+    for name in names:
+        if not NAME_PATTERN.fullmatch(name):
+            raise ParameterError(f"agent name {name!r} is not a plain namespace (letters, "
+                                 f"digits and single underscores, starting with a letter)")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ParameterError(f"agents and observed name {', '.join(twice)} more than once")
+    return settings_of(p)
+
+
+def agent_parameters(p) -> tuple[Param, ...]:
+    """The per-agent parameters of every agent of ``p.agents`` and ``p.observed``."""
+    specs: list[Param] = []
+    for name in list(p.agents) + list(p.observed):
+        controlled = name in p.agents
+        specs += [Param(f"{name}.pose_source", p.pose_source, POSE_SOURCE_HELP,
+                        choices=POSE_SOURCES),
+                  Param(f"{name}.odom_origin", [0.0, 0.0, 0.0], ODOM_ORIGIN_HELP),
+                  Param(f"{name}.radius", p.radius, RADIUS_HELP, dynamic=True),
+                  Param(f"{name}.max_speed", p.max_speed, MAX_SPEED_HELP, dynamic=True)]
+        if controlled:
+            specs += [Param(f"{name}.holonomic", p.holonomic, HOLONOMIC_HELP),
+                      Param(f"{name}.goal", [], GOAL_HELP, type_hint=DOUBLES)]
+        else:
+            specs.append(Param(f"{name}.responsibility", 1.0, RESPONSIBILITY_HELP,
+                               dynamic=True))
+    return tuple(specs)
+
+
+def declare_agents(node: Node, p) -> tuple[list[AgentSpec], list[AgentSpec]]:
+    """Declare every agent's parameters and return the checked (controlled, observed) specs."""
+    try:
+        values = vars(declare(node, agent_parameters(p)))
+    except InvalidParameterTypeException as exc:
+        raise ParameterError(f"{exc} (write floats with a decimal point, e.g. "
+                             f"[1.0, 0.0, 0.0])") from None
+    out: tuple[list[AgentSpec], list[AgentSpec]] = ([], [])
+    for name in list(p.agents) + list(p.observed):
+        controlled = name in p.agents
+        goal = list(values.get(f"{name}.goal", []))
+        spec = AgentSpec(
+            name, radius=values[f"{name}.radius"], max_speed=values[f"{name}.max_speed"],
+            holonomic=values.get(f"{name}.holonomic", True),
+            responsibility=None if controlled else values[f"{name}.responsibility"],
+            goal=tuple(goal) if goal else None, pose_source=values[f"{name}.pose_source"],
+            odom_origin=tuple(values[f"{name}.odom_origin"]))
+        try:
+            if len(spec.odom_origin) != 3:
+                raise ValueError(f"{name}.odom_origin must be 3 finite numbers [x, y, yaw], "
+                                 f"got {list(spec.odom_origin)}")
+            spec.check()
+        except ValueError as exc:
+            raise ParameterError(str(exc)) from None
+        out[0 if controlled else 1].append(spec)
+    return out
+
+
+def requested_changes(fleet: FleetController, params) -> tuple[FleetSettings, dict]:
+    """The fleet settings and the per-agent changes (name -> {field: value}) a run-time
+    parameter change asks for, checked exactly as at start-up: ValueError names the first bad
+    value, and nothing is applied."""
+    values = {p.name: p.value for p in params}
+    settings = replace(fleet.settings, **{n: v for n, v in values.items()
+                                          if n in SETTINGS_FIELDS})
+    settings.check()
+    agents: dict[str, dict] = {}
+    for name, value in values.items():
+        agent, _, key = name.partition(".")
+        if key in AGENT_DYNAMIC:
+            agents.setdefault(agent, {})[key] = value
+        elif name in ("radius", "max_speed"):  # node-wide: every agent's new value
+            for spec in fleet.specs:
+                agents.setdefault(spec.name, {})[name] = value
+        elif name == "marker_rate_hz" and not (math.isfinite(value) and value > 0.0):
+            raise ValueError(f"marker_rate_hz must be finite and > 0, got {value}")
+    for name, changes in agents.items():
+        replace(fleet.specs[fleet.index[name]], **changes).check()
+    return settings, agents

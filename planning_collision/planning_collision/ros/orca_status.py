@@ -1,0 +1,31 @@
+"""orca/status (planning_collision_interfaces/OrcaStatus) from one fleet step."""
+
+from __future__ import annotations
+
+from geometry_msgs.msg import Point, Vector3
+
+from planning_collision_interfaces.msg import OrcaAgentStatus, OrcaStatus
+
+
+def status_message(step, names, with_lines: bool) -> OrcaStatus:
+    """OrcaStatus (without header and timing) of the controlled agents of ``step`` (a
+    :class:`~planning_collision.fleet.FleetStep`); ``with_lines``: fill the half-planes."""
+    k = step.commands.shape[0]
+    per_agent = step.lines.per_agent if with_lines and step.lines is not None else [None] * k
+    active = step.active.tolist()
+    agents = []
+    for i in range(k):
+        st = OrcaAgentStatus(
+            name=names[i], active=active[i], inactive_reason=step.reasons[i],
+            odometry_age=float(step.ages[i]),
+            agent_neighbors=int(step.agent_neighbors[i]),
+            obstacle_neighbors=int(step.obstacle_lines[i]),
+            infeasible=bool(step.infeasible[i] and active[i]),
+            distance_to_goal=float(step.distance_to_goal[i]))
+        st.preferred_velocity.x, st.preferred_velocity.y = step.preferred[i].tolist()
+        st.velocity.x, st.velocity.y = step.chosen[i].tolist()
+        if per_agent[i] is not None:
+            st.orca_line_points = [Point(x=x, y=y) for x, y in per_agent[i][0].tolist()]
+            st.orca_line_directions = [Vector3(x=x, y=y) for x, y in per_agent[i][1].tolist()]
+        agents.append(st)
+    return OrcaStatus(agents=agents)
