@@ -603,6 +603,45 @@ def test_one_bad_obstacle_does_not_drop_the_others(world):
     assert not any("[ERROR]" in line for line in list(proc.lines))
 
 
+# ---------------------------------------------------------------------- run-time tuning
+def set_parameters(client, node: str, **values):
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+
+    request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()
+                                                for name, value in values.items()])
+    return client.call(SetParameters, f"{node}/set_parameters", request).results
+
+
+def test_parameters_change_while_the_node_runs_and_bad_values_are_refused(world):
+    lab3 = world["watch"]["lab3"]
+    feeder, client = world["feed"]["lab3"], world["client"]
+    feeder.poses["robA"] = (0.0, 0.0, 0.0, 0.0)
+    lab3.until(lambda: lab3.cmd["robA"] and planar_speed(lab3.cmd["robA"][-1]) == 0.5, 10.0,
+               "robA not driving at pref_speed")
+    try:
+        (result,) = set_parameters(client, "/lab3/orca_node", **{"robA.max_speed": 0.3})
+        assert result.successful, result.reason
+        lab3.until(lambda: planar_speed(lab3.cmd["robA"][-1]) == pytest.approx(0.3), 5.0,
+                   "robA.max_speed 0.3 did not take effect")
+        (result,) = set_parameters(client, "/lab3/orca_node", pref_speed=0.2)
+        assert result.successful, result.reason
+        lab3.until(lambda: planar_speed(lab3.cmd["robA"][-1]) == pytest.approx(0.2), 5.0,
+                   "pref_speed 0.2 did not take effect")
+        for name, value, reason in (("time_horizon", -1.0, "time_horizon must be finite"),
+                                    ("robA.radius", 0.0, "robA.radius must be finite"),
+                                    ("marker_rate_hz", math.inf, "marker_rate_hz must be")):
+            (result,) = set_parameters(client, "/lab3/orca_node", **{name: value})
+            assert not result.successful and reason in result.reason, result.reason
+        (result,) = set_parameters(client, "/lab3/orca_node", odom_topic="elsewhere")
+        assert not result.successful and "read-only" in result.reason, result.reason
+        client.spin_for(0.3)
+        assert planar_speed(lab3.cmd["robA"][-1]) == pytest.approx(0.2)  # nothing changed
+    finally:
+        set_parameters(client, "/lab3/orca_node", pref_speed=0.5, **{"robA.max_speed": 0.6})
+        del feeder.poses["robA"]
+
+
 # ---------------------------------------------------------------------- no processes
 def test_serialized_messages_agree_with_the_rmw():
     assert cdr.self_check() == ""
