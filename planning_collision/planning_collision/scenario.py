@@ -8,6 +8,10 @@ raise ``ValueError`` naming the offending field, e.g. ``robots[3].goal``. Format
     global_frame: map               # optional (default map): frame of every coordinate here
     timeout: 120.0                  # optional (default 120): seconds a run may take
     noise: {position: 0.0, yaw: 0.0}   # optional: odometry noise std, metres and radians
+    # optional odometry drift: each robot's odometry misreads distance by drift_scale (a
+    # fraction) and turns drift_heading radians per metre travelled; the sign of each is drawn
+    # per robot. Localization (fleet_sim's simulated localizer) corrects it.
+    # noise: {drift_scale: 0.05, drift_heading: 0.05}
     obstacles:                      # optional: static obstacles, each with a unique id
       - {id: l_wall, polygon: [[x, y], [x, y], [x, y], ...]}   # simple polygon, may be concave
       - {id: drum, circle: {center: [x, y], radius: 0.3}}
@@ -93,10 +97,15 @@ class Robot:
 
 @dataclass(frozen=True)
 class Noise:
-    """Standard deviations of the odometry noise: ``position`` in metres, ``yaw`` in radians."""
+    """Odometry errors: standard deviations of the white noise (``position`` in metres,
+    ``yaw`` in radians) and the size of each robot's drift (``drift_scale``: the fraction by
+    which its odometry misreads distance; ``drift_heading``: radians its odometry turns per
+    metre travelled)."""
 
     position: float = 0.0
     yaw: float = 0.0
+    drift_scale: float = 0.0
+    drift_heading: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -172,9 +181,14 @@ def _noise(value) -> Noise:
     if value is None:
         return Noise()
     _mapping(value, "noise")
-    _known_keys(value, ("position", "yaw"), "noise")
-    return Noise(position=_number(value.get("position", 0.0), "noise.position", nonnegative=True),
-                 yaw=_number(value.get("yaw", 0.0), "noise.yaw", nonnegative=True))
+    keys = ("position", "yaw", "drift_scale", "drift_heading")
+    _known_keys(value, keys, "noise")
+    values = {key: _number(value.get(key, 0.0), f"noise.{key}", nonnegative=True)
+              for key in keys}
+    if values["drift_scale"] >= 1.0:
+        raise ValueError(f"noise.drift_scale must be < 1 (a fraction of the distance), got "
+                         f"{values['drift_scale']}")
+    return Noise(**values)
 
 
 def _obstacles(value) -> tuple[Obstacle, ...]:

@@ -293,7 +293,7 @@ class FleetSimulation:
     def __init__(self, scenario: Scenario, dt: float, grid: GridMap | None = None, *,
                  cmd_vel_timeout: float = 0.5, goal_tolerance: float = 0.15,
                  max_linear_accel: float = 0.0, max_angular_accel: float = 0.0,
-                 record: bool = True):
+                 record: bool = True, drift_seed: int = 0):
         for name, value in (("dt", dt), ("cmd_vel_timeout", cmd_vel_timeout),
                             ("goal_tolerance", goal_tolerance)):
             if not (math.isfinite(value) and value > 0.0):
@@ -323,6 +323,12 @@ class FleetSimulation:
         self.commands = np.zeros((n, 3))
         self.command_times = np.full(n, -np.inf)
         self.steps = 0
+        # Odometry drift: each ORCA robot's own scale and heading bias (signs drawn once).
+        signs = np.random.default_rng(drift_seed).choice([-1.0, 1.0], size=(n, 2))
+        noise = scenario.noise
+        self.drift = signs * np.array([noise.drift_scale, noise.drift_heading])
+        self.drift[~self.orca] = 0.0
+        self.odometry = np.zeros((n, 3))  # each robot's pose in its odometry frame
 
         parts, ids = obstacle_shapes(scenario.obstacles)
         self.monitor = ContactMonitor(self.names, self.radii, parts, ids, grid)
@@ -375,6 +381,27 @@ class FleetSimulation:
         self.command_times[i] = self.time
         return clamped
 
+    def odometry_poses(self) -> np.ndarray:
+        """Each robot's pose (N, 3) in its odometry frame, whose origin is its start pose:
+        exact without drift; with drift, the integral of the misread twists (people's
+        odometry never drifts)."""
+        exact = relative_poses(self.starts, self.poses)
+        if not self.drift.any():
+            return exact
+        return np.where(self.drift.any(axis=1)[:, None], self.odometry, exact)
+
+    def odometry_frames(self) -> np.ndarray:
+        """Where each robot's odometry frame lies in the global frame now (N, 3): the true
+        ``map -> odom`` that a perfect localizer would publish (the start pose without
+        drift)."""
+        odom = self.odometry_poses()
+        c, s = np.cos(self.poses[:, 2] - odom[:, 2]), np.sin(self.poses[:, 2] - odom[:, 2])
+        out = np.empty_like(odom)
+        out[:, 2] = wrap_angle(self.poses[:, 2] - odom[:, 2])
+        out[:, 0] = self.poses[:, 0] - (c * odom[:, 0] - s * odom[:, 1])
+        out[:, 1] = self.poses[:, 1] - (s * odom[:, 0] + c * odom[:, 1])
+        return out
+
     # ------------------------------------------------------------------ stepping
     def step(self) -> None:
         target = np.where(self.command_fresh()[:, None], self.commands, 0.0)
@@ -384,6 +411,11 @@ class FleetSimulation:
         poses = integrate_twist(self.poses, twists, self.dt)
         for i in walkers:
             poses[i], twists[i] = self._walk(i)
+        if self.drift.any():
+            measured = twists.copy()
+            measured[:, :2] *= 1.0 + self.drift[:, :1]
+            measured[:, 2] += self.drift[:, 1] * np.hypot(twists[:, 0], twists[:, 1])
+            self.odometry = integrate_twist(self.odometry, measured, self.dt)
         self.poses = poses
         self.velocities = twists
         self.steps += 1

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from shapely.geometry import Point, Polygon
 
+from planning_collision.common import se2
 from planning_collision.grid import GridMap
 from planning_collision.scenario import Noise, parse_scenario
 from planning_collision.simulation import (
@@ -292,3 +293,52 @@ def test_bad_settings_are_rejected():
                    {"goal_tolerance": 0.0}, {"max_linear_accel": -0.1}):
         with pytest.raises(ValueError, match=next(iter(kwargs))):
             FleetSimulation(s, **{"dt": 0.02, **kwargs})
+
+
+def drifting(scale: float, heading: float, seed: int = 0) -> FleetSimulation:
+    scenario = parse_scenario({
+        "noise": {"drift_scale": scale, "drift_heading": heading},
+        "robots": [{"name": "a", "start": [1.0, 2.0, 0.5], "goal": [9.0, 9.0], "radius": 0.25,
+                    "max_speed": 0.6},
+                   {"name": "p", "start": [0.0, -3.0, 0.0], "goal": [5.0, -3.0],
+                    "radius": 0.3, "max_speed": 0.5, "orca": False}]})
+    return FleetSimulation(scenario, 0.02, drift_seed=seed)
+
+
+def test_without_drift_odometry_is_exact_and_its_frame_the_start():
+    sim = drifting(0.0, 0.0)
+    for _ in range(200):
+        sim.command("a", (0.5, 0.1, 0.3))
+        sim.step()
+    np.testing.assert_array_equal(sim.odometry_poses(), relative_poses(sim.starts, sim.poses))
+    np.testing.assert_allclose(sim.odometry_frames(), sim.starts, atol=1e-12)
+
+
+def test_drifting_odometry_misreads_distance_and_turns_and_its_frame_moves():
+    sim = drifting(0.05, 0.04, seed=3)
+    scale, heading = sim.drift[0]
+    assert abs(scale) == 0.05 and abs(heading) == 0.04
+    assert (sim.drift[1] == 0.0).all()  # people's odometry does not drift
+    for _ in range(250):  # 5 s straight ahead at 0.5 m/s: 2.5 m
+        sim.command("a", (0.5, 0.0, 0.0))
+        sim.step()
+    odom = sim.odometry_poses()[0]
+    assert math.hypot(odom[0], odom[1]) == pytest.approx(2.5 * (1 + scale), rel=0.02)
+    assert odom[2] == pytest.approx(2.5 * heading)  # it believes it turned
+    # map -> odom composed with the odometry pose is the true pose, always.
+    frame = sim.odometry_frames()
+    for i in range(2):
+        x, y, yaw = se2.compose(tuple(frame[i]), tuple(sim.odometry_poses()[i]))
+        assert (x, y) == pytest.approx(tuple(sim.poses[i, :2]), abs=1e-12)
+        assert abs(se2.wrap_angle(yaw - sim.poses[i, 2])) < 1e-12
+    assert math.hypot(*(frame[0, :2] - sim.starts[0, :2])) > 0.05  # the frame has drifted
+    np.testing.assert_allclose(frame[1], sim.starts[1], atol=1e-12)
+
+
+def test_drift_sizes_are_checked():
+    for noise, field in (({"drift_scale": 1.0}, "noise.drift_scale"),
+                         ({"drift_heading": -0.1}, "noise.drift_heading")):
+        with pytest.raises(ValueError, match=field):
+            parse_scenario({"noise": noise, "robots": [
+                {"name": "a", "start": [0, 0, 0], "goal": [1, 1], "radius": 0.2,
+                 "max_speed": 0.5}]})
