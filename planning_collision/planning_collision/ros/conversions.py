@@ -12,16 +12,16 @@ import math
 import numpy as np
 from geometry_msgs.msg import Point, Pose, Quaternion
 
+from planning_collision.collision_world import MAX_QUERY_COORD, ObstacleSnapshot
 from planning_collision.common.se2 import quaternion_from_yaw as _quaternion_from_yaw
 from planning_collision.common.se2 import quaternion_yaw
-from planning_collision.geometry import ConvexShape
-from planning_collision.geometry.tolerances import MAX_COORD
+from planning_collision.geometry import ConvexShape, ObstacleSet
+from planning_collision.geometry.outline import outline
 from planning_collision.grid import GridMap
-from planning_collision_interfaces.msg import Obstacle, Shape
+from planning_collision_interfaces.msg import Obstacle, ObstacleArray, Shape
 
-# Coordinates a message may carry (metres): a quarter of the geometry cores' range, so that a
-# shape placed at such a pose, or a segment's extent, stays inside what the cores accept.
-MAX_MESSAGE_COORD = MAX_COORD / 4.0
+# Coordinates a message may carry (metres): see collision_world.MAX_QUERY_COORD.
+MAX_MESSAGE_COORD = MAX_QUERY_COORD
 
 
 class RequestError(ValueError):
@@ -199,3 +199,29 @@ def int32_field(values: np.ndarray) -> array.array:
 
 def point_msg(x: float, y: float) -> Point:
     return Point(x=float(x), y=float(y))
+
+
+def obstacle_snapshot(msg: ObstacleArray, warn) -> ObstacleSnapshot:
+    """The convex parts of every usable obstacle of ``msg``; each bad one is skipped and named
+    (``warn``), the others kept."""
+    parts: list[ConvexShape] = []
+    part_ids: list[str] = []
+    outlines: list[tuple[str, np.ndarray]] = []
+    seen: set[str] = set()
+    for i, obstacle in enumerate(msg.obstacles):
+        field = f"obstacles[{i}]"
+        if obstacle.id in seen:
+            warn(f"{field}: duplicate id '{obstacle.id}' ignored")
+            continue
+        try:
+            shapes = obstacle_parts(obstacle, field)
+            ring = (np.array([point_xy(q, field) for q in obstacle.polygon])
+                    if obstacle.type == obstacle.TYPE_POLYGON else outline(shapes[0]))
+        except ValueError as exc:
+            warn(f"obstacle '{obstacle.id}' ignored: {exc}")
+            continue
+        seen.add(obstacle.id)
+        parts.extend(shapes)
+        part_ids.extend([obstacle.id] * len(shapes))
+        outlines.append((obstacle.id, ring))
+    return ObstacleSnapshot(ObstacleSet.from_shapes(parts), tuple(part_ids), tuple(outlines))

@@ -79,8 +79,8 @@ class InlineGroupsExecutor(MultiThreadedExecutor):
     """
 
     def __init__(self, inline_groups: Iterable[CallbackGroup] = (),
-                 num_threads: int | None = None):
-        super().__init__(num_threads=num_threads)
+                 num_threads: int | None = None, **kwargs):
+        super().__init__(num_threads=num_threads, **kwargs)
         self.inline_groups = set(inline_groups)
         self._pending = []
 
@@ -119,7 +119,8 @@ def run_node(
     try:
         node = make_node()
         executor = (make_executor(node) if make_executor is not None else
-                    InlineGroupsExecutor(getattr(node, "inline_callback_groups", ()), threads))
+                    InlineGroupsExecutor(getattr(node, "inline_callback_groups", ()),
+                                         threads or getattr(node, "executor_threads", None)))
         executor.add_node(node)
         while rclpy.ok():
             executor.spin_once(timeout_sec=SPIN_SLICE)

@@ -20,6 +20,7 @@ from ros_clients import close_then_stop
 from visualization_msgs.msg import Marker, MarkerArray
 
 from planning_collision import grid
+from planning_collision.collision_world import World
 from planning_collision.geometry import (
     ConvexShape,
     ObstacleSet,
@@ -729,12 +730,12 @@ def test_check_path_takes_one_snapshot(monkeypatch):
     free = np.zeros((100, 200), dtype=np.int8)
     walled = free.copy()
     walled[:, 100:102] = 100
-    worlds = {name: cs.World(grid.GridMap(data, RES, ORIGIN), None)
+    worlds = {name: World(grid.GridMap(data, RES, ORIGIN), None)
               for name, data in (("free", free), ("walled", walled))}
     node = cs.CollisionServer.__new__(cs.CollisionServer)  # the handlers, not a ROS node
     node.params = SimpleNamespace(**{spec.name: spec.default for spec in cs.PARAMETERS})
     node.default_footprint = ConvexShape.circle((0, 0), 0.3)
-    node._marker_pub = None
+    node._markers = None
     node._map_sub = SimpleNamespace(topic_name="/map")
     footprint_collides = grid.footprint_collides
     path = swap_path()
@@ -1030,3 +1031,36 @@ def test_markers(start_process, client, client_factory, latched_qos):
     assert [(m.ns, m.action) for m in deleted] == [("obstacle/pillar", Marker.DELETE)]
     assert not [m for m in received if m.action == Marker.DELETEALL]
     feeder.close()  # before start_process stops the server
+
+
+def test_a_late_marker_subscriber_gets_many_outlines_in_bounded_messages(start_process, client,
+                                                                         latched_qos):
+    """1,200 obstacles and RViz joining late: the outlines come in messages of at most
+    max_obstacle_markers (they used to come as one message of every outline, built while
+    queries waited), and every one of them arrives; queries are answered meanwhile."""
+    proc = start_process("many_markers_server", node_command(
+        "planning_collision.ros.collision_server", [config_file("collision_server.yaml")],
+        {"max_obstacle_markers": 100}, namespace="many"))
+    obstacle_pub = client.node.create_publisher(ObstacleArray, "/many/obstacles", latched_qos)
+    boxes = []
+    for k in range(1200):
+        box = Obstacle(id=f"box{k}", type=Obstacle.TYPE_SHAPE, shape=box_shape(0.2, 0.2))
+        box.shape.pose = pose(0.5 * (k % 40), 0.5 * (k // 40))
+        boxes.append(box)
+    msg = ObstacleArray(obstacles=boxes)
+    msg.header.frame_id = "map"
+    obstacle_pub.publish(msg)
+    client.wait_for_service(CheckLineOfSight, "/many/check_line_of_sight", 120.0, proc)
+    assert client.spin_until(lambda: proc.wait_for_line("1200 obstacles received", 0.01), 30.0)
+    arrays: list[MarkerArray] = []
+    client.node.create_subscription(MarkerArray, "/many/collision_server/markers",
+                                    arrays.append, 100)
+
+    def outlines() -> set[str]:
+        return {m.ns for a in list(arrays) for m in a.markers if m.ns.startswith("obstacle/")}
+
+    reply = client.call(CheckLineOfSight, "/many/check_line_of_sight",
+                        los_request((0.25, 0.0), (10.0, 0.0), layers=2))
+    assert reply.success and reply.blocked_by == "box1"
+    assert client.spin_until(lambda: len(outlines()) == 1200, 30.0), len(outlines())
+    assert max(sum(m.ns.startswith("obstacle/") for m in a.markers) for a in arrays) <= 100

@@ -1,0 +1,258 @@
+"""The collision server's queries on one snapshot of the world: the map and the obstacles.
+
+Pure (numpy and the cores, no ROS): collision_server converts each request into arrays, calls
+one of these on the :class:`World` it read once at the request's start (so an answer sees
+one map and one obstacle set, never a mix), and converts the result back.
+
+* :meth:`World.segments` -- line of sight for any number of segments; one rule decides what
+  blocks first along a segment, the grid (the centre of its first blocked cell) or an
+  obstacle (where the segment first touches it), for one ray and for a million alike;
+* :meth:`World.footprints` -- a footprint at poses: grid collision, obstacle collision, the
+  nearest obstacle (signed distance, witness points);
+* :meth:`World.path` -- Nav2's path validity: a pose is invalid when its footprint collides
+  or the segment from the previous pose is blocked, up to a look-ahead distance.
+
+Every input is checked where it comes in: coordinates beyond :data:`MAX_QUERY_COORD`,
+points more than ``2**29`` cells from the map's origin, a footprint too large to rasterise.
+:class:`QueryError` (a ValueError) names the offending request field, as given by the caller.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from planning_collision import grid
+from planning_collision.geometry import ConvexShape, ObstacleSet
+from planning_collision.geometry.raycast import cast_segments
+from planning_collision.geometry.tolerances import MAX_COORD
+
+LAYER_GRID = 1
+LAYER_OBSTACLES = 2
+LAYERS_ALL = 3
+GRID_BLOCKER = -2  # SegmentsResult.blocker of a segment the grid blocks first
+# Request coordinates (metres) stay within this, so that a footprint placed at a pose, or a
+# segment's extent, stays inside the geometry cores' range (MAX_COORD).
+MAX_QUERY_COORD = MAX_COORD / 4.0
+# A footprint reaching farther than this many cells from the robot's origin is refused for
+# grid checks: rasterising it costs about that many rows per pose (and a scratch array).
+MAX_FOOTPRINT_CELLS = 10_000
+
+Namer = Callable[[int], str]  # entry i -> the request field it came from
+
+
+class QueryError(ValueError):
+    """A query the world cannot answer; the text names the request field."""
+
+
+@dataclass(frozen=True)
+class ObstacleSnapshot:
+    """The obstacles' convex parts, each part's obstacle id, and each obstacle's outline."""
+
+    parts: ObstacleSet
+    part_ids: tuple[str, ...]
+    outlines: tuple[tuple[str, np.ndarray], ...]
+
+
+class SegmentsResult(NamedTuple):
+    clear: np.ndarray  # (N,) bool
+    point: np.ndarray  # (N, 2) where the segment is first blocked (NaN where clear)
+    cell: np.ndarray  # (N, 2) first blocked grid cell (-1 where the grid does not block)
+    blocker: np.ndarray  # (N,) -1 clear, GRID_BLOCKER, or the obstacle part met first
+    checked: np.ndarray  # (N,) grid cells visited before the answer was known
+
+
+class FootprintResult(NamedTuple):
+    grid_hit: np.ndarray  # (N,) bool
+    obstacle_hit: np.ndarray  # (N,) bool (touching counts)
+    index: np.ndarray  # (N,) nearest obstacle part, -1 when none within max_distance
+    distance: np.ndarray  # (N,) signed distance to it (negative: penetration), inf if none
+    on_footprint: np.ndarray  # (N, 2) witness point on the footprint (NaN if none)
+    on_obstacle: np.ndarray  # (N, 2) witness point on the obstacle (NaN if none)
+
+
+class PathResult(NamedTuple):
+    invalid: np.ndarray  # (checked,) bool per pose checked
+    visible: np.ndarray  # (checked - 1,) pose i sees pose i + 1
+    checked: int  # poses checked (look-ahead, stop at the first collision)
+
+
+def entry(field: str) -> Namer:
+    """A namer for entries of an array field: ``field[i]``."""
+    return lambda i: f"{field}[{i}]"
+
+
+def _first(mask: np.ndarray) -> int | None:
+    bad = np.flatnonzero(mask)
+    return int(bad[0]) if bad.size else None
+
+
+def check_in_range(xy: np.ndarray, name: Namer) -> None:
+    """Coordinates (N, 2) within MAX_QUERY_COORD; QueryError naming the first one beyond."""
+    i = _first(~(np.abs(xy) <= MAX_QUERY_COORD).all(axis=1))
+    if i is not None:
+        raise QueryError(f"{name(i)} has a coordinate beyond +-{MAX_QUERY_COORD:g} m")
+
+
+@dataclass(frozen=True)
+class World:
+    """What one request checks against: the map and the obstacles, swapped in together.
+    ``grid`` or ``obstacles`` None: that layer is left out (or there is none)."""
+
+    grid: grid.GridMap | None = None
+    obstacles: ObstacleSnapshot | None = None
+    out_of_map: str = "blocked"
+
+    def view(self, layers: int, default: int, missing_map: str) -> World:
+        """The layers a request asks for (``layers`` 0: ``default``); QueryError when the
+        grid is asked for and there is no map (``missing_map`` says why)."""
+        if not 0 <= layers <= LAYERS_ALL:
+            raise QueryError(f"layers is {layers}; use LAYER_GRID (1), LAYER_OBSTACLES (2), "
+                             f"LAYERS_ALL (3) or LAYERS_DEFAULT (0)")
+        layers = layers or default
+        gmap = self.grid if layers & LAYER_GRID else None
+        if layers & LAYER_GRID and gmap is None:
+            raise QueryError(missing_map)
+        obstacles = self.obstacles if (layers & LAYER_OBSTACLES and self.obstacles is not None
+                                       and len(self.obstacles.parts)) else None
+        return World(gmap, obstacles, self.out_of_map)
+
+    # ------------------------------------------------------------------ checks
+    def check_points(self, xy: np.ndarray, name: Namer, reach: float = 0.0) -> None:
+        """Points (N, 2) within MAX_QUERY_COORD and, with a map, within MAX_CELL_COORD cells
+        of its origin (with a footprint reaching ``reach`` metres around them)."""
+        check_in_range(xy, name)
+        if self.grid is None:
+            return
+        ox, oy, _ = self.grid.origin
+        far = np.hypot(xy[:, 0] - ox, xy[:, 1] - oy) + reach
+        i = _first(~(far / self.grid.resolution <= grid.MAX_CELL_COORD))
+        if i is not None:
+            raise QueryError(f"{name(i)} lies {float(far[i]):.4g} m from the map's origin, more "
+                             f"than {grid.MAX_CELL_COORD} cells of {self.grid.resolution:g} m")
+
+    def footprint_reach(self, footprint: ConvexShape, field: str) -> float:
+        """How far (m) the footprint reaches from the robot's origin; QueryError when that
+        is too many cells to rasterise on the map."""
+        reach = float(np.max(np.hypot(footprint.points[:, 0], footprint.points[:, 1]))) \
+            + footprint.radius
+        if self.grid is not None and not reach / self.grid.resolution <= MAX_FOOTPRINT_CELLS:
+            raise QueryError(
+                f"{field} reaches {reach:.4g} m from the robot's origin: more than "
+                f"{MAX_FOOTPRINT_CELLS} cells of the map's {self.grid.resolution:g} m")
+        return reach
+
+    def check_poses(self, poses: np.ndarray, footprint: ConvexShape, field: str) -> None:
+        """Poses (N, 3) where ``footprint`` (the request's ``footprint``) can be checked."""
+        self.check_points(poses[:, :2], entry(field),
+                          self.footprint_reach(footprint, "footprint"))
+
+    # ------------------------------------------------------------------ queries
+    def segments(self, starts: np.ndarray, goals: np.ndarray, mode: str,
+                 field: str) -> SegmentsResult:
+        """Line of sight for segments (N, 2) -> (N, 2); ``field`` names them in errors."""
+        n = starts.shape[0]
+        clear = np.ones(n, dtype=bool)
+        point = np.full((n, 2), np.nan)
+        cell = np.full((n, 2), -1, dtype=np.int64)
+        blocker = np.full(n, -1, dtype=np.int64)
+        checked = np.zeros(n, dtype=np.int64)
+        gmap = self.grid
+        if gmap is not None:
+            with _named(field):
+                grid_clear, first, checked = grid.line_of_sight_batch(
+                    gmap, gmap.world_to_cell(starts), gmap.world_to_cell(goals), mode,
+                    self.out_of_map, cells_checked=True)
+            hit = np.flatnonzero(~grid_clear)
+            cell[hit] = first[hit]
+            point[hit] = gmap.cell_to_world(cell[hit])
+            blocker[hit] = GRID_BLOCKER
+            clear &= grid_clear
+        if self.obstacles is not None:
+            with _named(field):
+                cast = cast_segments(self.obstacles.parts, starts, goals)
+            # What blocks first along the segment: the grid cell's centre or the obstacle.
+            d = goals - starts
+            dd = np.einsum("ij,ij->i", d, d)
+            t_grid = np.where(
+                blocker == GRID_BLOCKER,
+                np.einsum("ij,ij->i", point - starts, d) / np.where(dd > 0.0, dd, 1.0), np.inf)
+            first_obstacle = (cast.index >= 0) & (cast.t < t_grid)
+            blocker[first_obstacle] = cast.index[first_obstacle]
+            point[first_obstacle] = cast.point[first_obstacle]
+            clear &= cast.index < 0
+        return SegmentsResult(clear, point, cell, blocker, checked)
+
+    def footprints(self, footprint: ConvexShape, poses: np.ndarray, field: str,
+                   max_distance: float = math.inf) -> FootprintResult:
+        """``footprint`` (robot frame) placed at each pose (N, 3)."""
+        n = poses.shape[0]
+        grid_hit = np.zeros(n, dtype=bool)
+        if self.grid is not None and n:
+            with _named(field):
+                grid_hit = grid.footprint_collides(self.grid, footprint, poses, self.out_of_map)
+        index = np.full(n, -1, dtype=np.int64)
+        distance = np.full(n, np.inf)
+        on_footprint = np.full((n, 2), np.nan)
+        on_obstacle = np.full((n, 2), np.nan)
+        if self.obstacles is not None and n:
+            c, s = np.cos(poses[:, 2]), np.sin(poses[:, 2])
+            px, py = footprint.points[:, 0], footprint.points[:, 1]
+            placed = np.empty((n, px.size, 2))
+            placed[:, :, 0] = c[:, None] * px - s[:, None] * py + poses[:, 0, None]
+            placed[:, :, 1] = s[:, None] * px + c[:, None] * py + poses[:, 1, None]
+            with _named(field):
+                nearest = self.obstacles.parts.nearest(
+                    placed, np.full(n, px.size, dtype=np.int64), np.full(n, footprint.radius),
+                    max_distance, signed=True)
+            index, distance = nearest.index, nearest.distance
+            found = index >= 0
+            on_footprint[found] = nearest.point_query[found]
+            on_obstacle[found] = nearest.point_obstacle[found]
+        obstacle_hit = (index >= 0) & (distance <= 0.0)
+        return FootprintResult(grid_hit, obstacle_hit, index, distance, on_footprint,
+                               on_obstacle)
+
+    def path(self, footprint: ConvexShape, poses: np.ndarray, mode: str, max_lookahead: float,
+             stop_at_first_collision: bool, field: str) -> PathResult:
+        """Nav2's path validity for poses (N, 3) along a path: checked up to
+        ``max_lookahead`` metres along it (<= 0: all), stopping at the first invalid pose
+        when asked."""
+        if math.isnan(max_lookahead):
+            raise QueryError("max_lookahead is NaN")
+        steps = np.hypot(np.diff(poses[:, 0]), np.diff(poses[:, 1]))
+        along = np.concatenate([[0.0], np.cumsum(steps)])
+        n = poses.shape[0]
+        if max_lookahead > 0.0:
+            n = int(np.searchsorted(along, max_lookahead, side="right"))
+        poses = poses[:n]
+        hits = self.footprints(footprint, poses, field)
+        visible = np.ones(max(n - 1, 0), dtype=bool)
+        if n > 1:
+            visible = self.segments(poses[:-1, :2], poses[1:, :2], mode, field).clear
+        invalid = hits.grid_hit | hits.obstacle_hit
+        invalid[1:] |= ~visible
+        checked = n
+        bad = np.flatnonzero(invalid)
+        if stop_at_first_collision and bad.size:
+            checked = int(bad[0]) + 1
+        return PathResult(invalid[:checked], visible[: max(checked - 1, 0)], checked)
+
+
+class _named:
+    """Turn a core's ValueError (input it refused) into a QueryError naming the field."""
+
+    def __init__(self, field: str):
+        self.field = field
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, traceback) -> bool:
+        if exc is not None and isinstance(exc, ValueError) and not isinstance(exc, QueryError):
+            raise QueryError(f"{self.field}: {exc}") from exc
+        return False

@@ -1,0 +1,121 @@
+"""collision_world without ROS: one ordering rule for what blocks a segment first, range and
+grid checks that name the field, the path rule; checked against the cores directly."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from planning_collision import grid
+from planning_collision.collision_world import (
+    GRID_BLOCKER,
+    LAYER_GRID,
+    LAYER_OBSTACLES,
+    LAYERS_ALL,
+    MAX_QUERY_COORD,
+    ObstacleSnapshot,
+    QueryError,
+    World,
+    entry,
+)
+from planning_collision.geometry import ConvexShape, ObstacleSet, gjk_distance
+
+RES = 0.1
+
+
+PARTS = [ConvexShape.box((3.0, 2.5), 0.0, 0.4, 0.4), ConvexShape.circle((8.0, 2.5), 0.3)]
+
+
+def world() -> World:
+    data = np.zeros((50, 100), dtype=np.int8)
+    data[:, 60] = 100  # a wall of cells at x in [6.0, 6.1)
+    parts = PARTS
+    return World(grid.GridMap(data, RES, (0.0, 0.0, 0.0)),
+                 ObstacleSnapshot(ObstacleSet.from_shapes(parts), ("box", "disc"), ()))
+
+
+def test_what_blocks_first_along_a_segment_is_reported_for_one_ray_or_many():
+    w = world()
+    starts = np.array([[0.5, 2.5], [4.0, 2.5], [9.5, 2.5], [0.5, 0.5], [6.5, 0.5]])
+    goals = np.array([[9.0, 2.5], [9.0, 2.5], [0.5, 2.5], [5.5, 0.5], [9.5, 0.5]])
+    result = w.segments(starts, goals, "bresenham", "rays")
+    # The box comes before the wall; after the box, the wall comes before the disc;
+    # backwards, the disc comes first; below everything, clear; beyond the wall, clear.
+    assert result.blocker.tolist() == [0, GRID_BLOCKER, 1, -1, -1]
+    assert result.point[0] == pytest.approx([2.8, 2.5])
+    assert result.point[1] == pytest.approx([6.05, 2.55])  # the wall cell's centre
+    assert result.point[2] == pytest.approx([8.3, 2.5])
+    assert result.clear.tolist() == [False, False, False, True, True]
+    assert np.isnan(result.point[3:]).all()
+    for i in range(len(starts)):  # one ray at a time: the same answers
+        one = w.segments(starts[i:i + 1], goals[i:i + 1], "bresenham", "ray")
+        assert one.blocker[0] == result.blocker[i]
+        np.testing.assert_array_equal(one.point[0], result.point[i])
+        assert one.checked[0] == result.checked[i]
+
+
+def test_layers_select_what_is_checked_and_a_missing_map_is_named():
+    w = world()
+    assert w.view(LAYER_OBSTACLES, LAYER_GRID, "no map").grid is None
+    assert w.view(0, LAYER_GRID, "no map").obstacles is None
+    both = w.view(LAYERS_ALL, LAYER_GRID, "no map")
+    assert both.grid is w.grid and both.obstacles is w.obstacles
+    with pytest.raises(QueryError, match="no map received"):
+        World(None, w.obstacles).view(LAYER_GRID, LAYER_GRID, "no map received on /map")
+    with pytest.raises(QueryError, match="layers is 7"):
+        w.view(7, LAYER_GRID, "")
+
+
+def test_points_out_of_range_or_off_the_grid_name_their_field():
+    w = world()
+    with pytest.raises(QueryError, match=r"goals\[1\] has a coordinate beyond"):
+        w.check_points(np.array([[0.0, 0.0], [2 * MAX_QUERY_COORD, 0.0]]), entry("goals"))
+    with pytest.raises(QueryError, match=r"starts\[0\] lies 1e\+09 m from the map's origin"):
+        w.check_points(np.array([[1e9, 0.0]]), entry("starts"))
+    with pytest.raises(QueryError, match="footprint reaches"):
+        w.footprint_reach(ConvexShape.circle((0, 0), 2000.0), "footprint")
+    # Without the grid layer only the coordinate range is checked.
+    World(None, w.obstacles).check_points(np.array([[1e9, 0.0]]), entry("starts"))
+
+
+def test_footprints_agree_with_the_cores():
+    w = world()
+    footprint = ConvexShape.box((0.0, 0.0), 0.0, 0.6, 0.4)
+    poses = np.array([[3.0, 2.0, 0.0], [1.0, 1.0, 0.3], [6.0, 1.0, 0.0], [8.0, 2.9, 1.0]])
+    result = w.footprints(footprint, poses, "poses")
+    assert result.grid_hit.tolist() == grid.footprint_collides(w.grid, footprint, poses).tolist()
+    for i, (x, y, yaw) in enumerate(poses):
+        placed = footprint.transformed(x, y, yaw)
+        nearest = min(range(2), key=lambda k: gjk_distance(placed, PARTS[k]).distance)
+        core = gjk_distance(placed, PARTS[nearest])
+        assert result.index[i] == nearest
+        if not core.intersecting:
+            assert result.distance[i] == pytest.approx(core.distance, abs=1e-12)
+        assert result.obstacle_hit[i] == core.intersecting
+    limited = w.footprints(footprint, poses, "poses", max_distance=0.05)
+    assert (limited.index[~result.obstacle_hit] == -1).all()
+
+
+def test_the_path_rule_lookahead_and_stop_at_first_collision():
+    w = World(world().grid, None)
+    footprint = ConvexShape.circle((0.0, 0.0), 0.1)
+    poses = np.array([[1.0, 1.0, 0.0], [3.0, 1.0, 0.0], [5.0, 1.0, 0.0], [7.0, 1.0, 0.0],
+                      [8.0, 1.0, 0.0], [8.0, 3.0, 0.0]])
+    full = w.path(footprint, poses, "bresenham", 0.0, False, "path.poses")
+    # The segment 5 -> 7 crosses the wall: pose 3 is invalid (not seen from pose 2).
+    assert full.checked == 6 and np.flatnonzero(full.invalid).tolist() == [3]
+    assert full.visible.tolist() == [True, True, False, True, True]
+    short = w.path(footprint, poses, "bresenham", 4.5, False, "path.poses")
+    assert short.checked == 3 and not short.invalid.any()  # 0, 2 and 4 m along
+    first = w.path(footprint, poses, "bresenham", 0.0, True, "path.poses")
+    assert first.checked == 4 and first.invalid.tolist() == [False, False, False, True]
+    with pytest.raises(QueryError, match="max_lookahead is NaN"):
+        w.path(footprint, poses, "bresenham", math.nan, False, "path.poses")
+
+
+def test_a_core_refusing_input_becomes_a_query_error_naming_the_field():
+    w = world()
+    with pytest.raises(QueryError, match="^rays: "):
+        w.segments(np.array([[0.0, 0.0]]), np.array([[1.0, 1.0]]), "diagonal", "rays")
