@@ -17,7 +17,9 @@ from __future__ import annotations
 import math
 import statistics
 import sys
+import threading
 import time
+from array import array
 
 import numpy as np
 from machine import machine_header  # bench/machine.py
@@ -31,7 +33,7 @@ if "--publish-big-maps" not in sys.argv:
     processes.apply_network_rule(DOMAIN)
 
 import rclpy  # noqa: E402  (after the network rule is applied)
-from geometry_msgs.msg import Point, Pose  # noqa: E402
+from geometry_msgs.msg import Point, Pose, PoseStamped  # noqa: E402
 from nav_msgs.msg import OccupancyGrid  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
@@ -42,6 +44,7 @@ from planning_collision_interfaces.srv import (  # noqa: E402
     CheckCollision,
     CheckLineOfSight,
     CheckLinesOfSight,
+    CheckPath,
 )
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -115,6 +118,25 @@ def publish_big_maps() -> int:
     return 0
 
 
+def large_requests(rng, batch, path_client):
+    """(what, client, request): the largest requests the shipped limits allow, 1,000,000 rays
+    (max_request_size) and a 100,000-pose path, on the 1000 x 1000 map."""
+    n = 1_000_000
+    starts, goals = rng.uniform(0, 50, (n, 2)), rng.uniform(0, 50, (n, 2))
+    rays = CheckLinesOfSight.Request()
+    rays.start_x, rays.start_y = array("d", starts[:, 0]), array("d", starts[:, 1])
+    rays.goal_x, rays.goal_y = array("d", goals[:, 0]), array("d", goals[:, 1])
+    path = CheckPath.Request(max_lookahead=0.0, stop_at_first_collision=False, layers=1)
+    path.path.header.frame_id = "map"
+    xy = np.column_stack([np.linspace(1, 49, 100_000), np.full(100_000, 25.0)])
+    for x, y in xy.tolist():
+        ps = PoseStamped()
+        ps.pose.position.x, ps.pose.position.y = x, y
+        path.path.poses.append(ps)
+    return [("a 1,000,000-ray check_lines_of_sight", batch, rays),
+            ("a 100,000-pose check_path", path_client, path)]
+
+
 def call(executor, client, request, timeout=60.0):
     reply = call_service(executor, client, request, timeout)
     if reply is None:
@@ -143,6 +165,7 @@ def main() -> int:
     los = node.create_client(CheckLineOfSight, "check_line_of_sight")
     batch = node.create_client(CheckLinesOfSight, "check_lines_of_sight")
     collision = node.create_client(CheckCollision, "check_collision")
+    path_client = node.create_client(CheckPath, "check_path")
     rows = []
     try:
         deadline = time.monotonic() + SERVICES_TIMEOUT
@@ -255,6 +278,37 @@ def main() -> int:
                 busy.append(time.perf_counter() - started)
         finally:
             maps.stop()
+        # 5. A 1-ray query behind the largest requests allowed (head-of-line waits), from a
+        # second participant, so that receiving the large answer costs this one nothing.
+        small_context = rclpy.Context()
+        rclpy.init(context=small_context)
+        small_node = rclpy.create_node("bench_small_client", context=small_context)
+        small_executor = SingleThreadedExecutor(context=small_context)
+        small_executor.add_node(small_node)
+        small = small_node.create_client(CheckLineOfSight, "check_line_of_sight")
+        try:
+            while not small.service_is_ready():
+                small_executor.spin_once(timeout_sec=0.05)
+            for what, client, big in large_requests(rng, batch, path_client):
+                result: list = []
+                worker = threading.Thread(
+                    target=lambda c=client, b=big, r=result: r.append(call(executor, c, b, 120.0)))
+                started = time.perf_counter()
+                worker.start()
+                waits = []
+                while worker.is_alive():
+                    t0 = time.perf_counter()
+                    call(small_executor, small, request)
+                    waits.append(time.perf_counter() - t0)
+                took = time.perf_counter() - started
+                worker.join()
+                assert result and result[0].success, result
+                rows.append((f"check_line_of_sight round trip while {what} runs: worst of "
+                             f"{len(waits)} (the large request took {took:.2f} s)",
+                             f"{max(waits) * 1e3:.1f} ms", "report", True))
+        finally:
+            small_node.destroy_node()
+            rclpy.try_shutdown(context=small_context)
         conversions = [line for line in server.lines if "map 4000 x 4000" in line]
         conv_ms = [float(line.split("converted in ")[1].split(" ms")[0]) for line in conversions]
         worst = max(busy) * 1e3

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from planning_collision.common import se2
 from planning_collision.geometry import ConvexShape, ObstacleSet, decompose
 from planning_collision.geometry.batch import signed_distance_batch
 from planning_collision.grid import GridMap, footprint_collides
@@ -98,6 +99,13 @@ def relative_poses(origins: np.ndarray, poses: np.ndarray) -> np.ndarray:
     out[:, 1] = -s * dx + c * dy
     out[:, 2] = wrap_angle(poses[:, 2] - origins[:, 2])
     return out
+
+
+def frames_of(poses: np.ndarray, odometry: np.ndarray) -> np.ndarray:
+    """The frames (N, 3) in which the ``odometry`` poses (N, 3) are the global ``poses``:
+    ``map -> odom = pose * odometry^-1``."""
+    x, y, yaw = se2.compose(tuple(poses.T), se2.inverse(tuple(odometry.T)))
+    return np.column_stack([x, y, yaw])
 
 
 def add_noise(poses: np.ndarray, noise: Noise, rng: np.random.Generator) -> np.ndarray:
@@ -394,13 +402,7 @@ class FleetSimulation:
         """Where each robot's odometry frame lies in the global frame now (N, 3): the true
         ``map -> odom`` that a perfect localizer would publish (the start pose without
         drift)."""
-        odom = self.odometry_poses()
-        c, s = np.cos(self.poses[:, 2] - odom[:, 2]), np.sin(self.poses[:, 2] - odom[:, 2])
-        out = np.empty_like(odom)
-        out[:, 2] = wrap_angle(self.poses[:, 2] - odom[:, 2])
-        out[:, 0] = self.poses[:, 0] - (c * odom[:, 0] - s * odom[:, 1])
-        out[:, 1] = self.poses[:, 1] - (s * odom[:, 0] + c * odom[:, 1])
-        return out
+        return frames_of(self.poses, self.odometry_poses())
 
     # ------------------------------------------------------------------ stepping
     def step(self) -> None:
@@ -492,3 +494,47 @@ class FleetSimulation:
             Path(tmp).unlink(missing_ok=True)
             raise
         return path
+
+
+@dataclass(frozen=True)
+class LocalizationSample:
+    """What a localizer publishes about every robot at one instant: ``stamp`` (the simulated
+    time measured), each robot's pose in the global frame (N, 3) and the ``map -> odom``
+    frames (N, 3) that go with it."""
+
+    stamp: float
+    poses: np.ndarray
+    frames: np.ndarray
+
+
+class SimulatedLocalizer:
+    """A localizer (AMCL) for the simulated fleet: every ``1 / rate_hz`` seconds it measures
+    each robot's true pose with Gaussian noise (``position``, ``yaw`` std) and the matching
+    ``map -> odom``; each measurement is delivered ``latency`` seconds after its stamp, as a
+    real localizer's estimate arrives after the scan it was computed from."""
+
+    def __init__(self, rate_hz: float, latency: float = 0.0, position: float = 0.0,
+                 yaw: float = 0.0, seed: int = 0):
+        if not (math.isfinite(rate_hz) and rate_hz > 0.0):
+            raise ValueError(f"rate_hz must be finite and > 0, got {rate_hz}")
+        for name, value in (("latency", latency), ("position", position), ("yaw", yaw)):
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f"{name} must be finite and >= 0, got {value}")
+        self.period = 1.0 / rate_hz
+        self.latency = latency
+        self.noise = Noise(position=position, yaw=yaw)
+        self._rng = np.random.default_rng(seed)
+        self._next = 0.0
+        self._queue: list[LocalizationSample] = []
+
+    def step(self, sim: FleetSimulation) -> list[LocalizationSample]:
+        """Measure if a measurement is due at ``sim.time``; return the ones due for delivery."""
+        now = sim.time
+        if now + 1e-9 >= self._next:
+            self._next = now + self.period
+            poses = add_noise(sim.poses, self.noise, self._rng)
+            frames = frames_of(poses, sim.odometry_poses())
+            self._queue.append(LocalizationSample(now, poses, frames))
+        due = [m for m in self._queue if m.stamp + self.latency <= now + 1e-9]
+        self._queue = [m for m in self._queue if m.stamp + self.latency > now + 1e-9]
+        return due

@@ -16,6 +16,7 @@ from planning_collision.scenario import Noise, parse_scenario
 from planning_collision.simulation import (
     ContactMonitor,
     FleetSimulation,
+    SimulatedLocalizer,
     add_noise,
     clamp_twist,
     integrate_twist,
@@ -342,3 +343,27 @@ def test_drift_sizes_are_checked():
             parse_scenario({"noise": noise, "robots": [
                 {"name": "a", "start": [0, 0, 0], "goal": [1, 1], "radius": 0.2,
                  "max_speed": 0.5}]})
+
+
+def test_the_simulated_localizer_measures_at_its_rate_and_delivers_late():
+    sim = drifting(0.05, 0.04, seed=1)
+    localizer = SimulatedLocalizer(rate_hz=5.0, latency=0.3)
+    delivered = []
+    truth = {}
+    for _ in range(100):  # 2 s at 50 Hz
+        sim.command("a", (0.5, 0.0, 0.2))
+        sim.step()
+        truth[round(sim.time, 6)] = (sim.poses.copy(), sim.odometry_poses())
+        for sample in localizer.step(sim):
+            delivered.append((sim.time, sample))
+    stamps = [sample.stamp for _, sample in delivered]
+    assert np.allclose(np.diff(stamps), 0.2)  # 5 Hz
+    for arrived, sample in delivered:
+        assert arrived - sample.stamp == pytest.approx(0.3, abs=0.021)  # one step of slack
+        poses, odom = truth[round(sample.stamp, 6)]
+        np.testing.assert_allclose(sample.poses, poses)  # no noise asked for
+        for i in range(2):  # map -> odom composed with the odometry is the true pose
+            x, y, yaw = se2.compose(tuple(sample.frames[i]), tuple(odom[i]))
+            assert (x, y) == pytest.approx(tuple(poses[i, :2]), abs=1e-12)
+    with pytest.raises(ValueError, match="rate_hz"):
+        SimulatedLocalizer(0.0)
