@@ -2,8 +2,9 @@
 
 Each node module keeps a single ``PARAMETERS`` tuple of :class:`Param`; :func:`declare` declares
 them all with descriptions and read-only descriptors (changing one means restarting the node,
-as with Nav2's collision_monitor) and returns their values as attributes of one object. The
-shipped ``config/*.yaml`` files list the same names; a test keeps the two in step.
+as with Nav2's collision_monitor; a node marks the rare exception) and returns their values as
+attributes of one object. The shipped ``config/*.yaml`` files list the same names; a test
+keeps the two in step.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ class Param:
     choices: tuple[str, ...] = ()
     # Needed only when the default cannot tell the type, e.g. an empty list of strings.
     type_hint: Parameter.Type | None = None
+    # False for the rare parameter a node lets change while it runs (it checks the new value
+    # in an on-set-parameters callback).
+    read_only: bool = True
 
     @property
     def type(self) -> Parameter.Type:
@@ -40,16 +44,14 @@ def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
     """Declare every parameter of ``params`` on ``node``; return their values by name."""
     values = {}
     for spec in params:
-        descriptor = ParameterDescriptor(
-            description=spec.description + (f" One of: {', '.join(spec.choices)}."
-                                             if spec.choices else ""),
-            read_only=True,
-            type=spec.type.value,
-        )
-        # An empty list says nothing about its element type: declare by type instead (an
-        # unset parameter, or an empty YAML list, then reads as None and means the default).
-        initial = spec.type if spec.default == [] else spec.default
-        parameter = node.declare_parameter(spec.name, initial, descriptor)
+        description = spec.description + (f" One of: {', '.join(spec.choices)}."
+                                          if spec.choices else "")
+        descriptor = ParameterDescriptor(description=description, read_only=spec.read_only,
+                                         type=spec.type.value)
+        if spec.default == []:
+            parameter = _declare_array(node, spec, descriptor)
+        else:
+            parameter = node.declare_parameter(spec.name, spec.default, descriptor)
         value = parameter.value
         if value is None:
             value = list(spec.default) if isinstance(spec.default, list) else spec.default
@@ -59,3 +61,24 @@ def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
             )
         values[spec.name] = value
     return SimpleNamespace(**values)
+
+
+def _declare_array(node: Node, spec: Param, descriptor: ParameterDescriptor) -> Parameter:
+    """Declare an array parameter whose default is empty, so that it holds a typed empty
+    array rather than no value at all.
+
+    An empty list says nothing about its element type: rclpy infers none from it, and an empty
+    YAML list (``agents: []``) arrives as an override with no value. Declared by type only,
+    the parameter would stay unset, and ``GetParameters`` (``ros2 param get``/``dump``) would
+    answer nothing for it, and nothing either for every other name asked with it. So: declare
+    it by type, writable; if it got no value, set an empty array of that type; then make it
+    read-only.
+    """
+    writable = ParameterDescriptor(description=descriptor.description, type=descriptor.type)
+    parameter = node.declare_parameter(spec.name, spec.type, writable)
+    if parameter.type_ == Parameter.Type.NOT_SET:
+        result, = node.set_parameters([Parameter(spec.name, spec.type, [])])
+        if not result.successful:
+            raise ParameterError(f"parameter {spec.name!r}: {result.reason}")
+    node.set_descriptor(spec.name, descriptor)
+    return node.get_parameter(spec.name)
