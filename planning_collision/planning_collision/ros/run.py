@@ -52,7 +52,7 @@ from rclpy.signals import SignalHandlerOptions
 SPIN_SLICE = 0.1
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # The process has ended this many seconds after the first stop signal was handled.
-STOP_DEADLINE = 2.5
+STOP_DEADLINE = 2.2
 # Of which at most this long may go to waiting for callbacks that were running at the signal.
 CALLBACK_WAIT = 1.0
 

@@ -108,6 +108,9 @@ def test_many_nodes_stopped_at_once_under_load_end_in_time_and_cleanly(how, star
     # (eProsima/Fast-DDS#6502): the watchdog then ends the process (exit code 0, checked
     # above) after dumping its stack. It is the exception, not the way every stop ends.
     dumped = [p.name for p in procs if any(WATCHDOG_DUMP in line for line in p.lines)]
+    print(f"{how}: slowest stop {max(ended.values()):.2f} s, median "
+          f"{sorted(ended.values())[len(ended) // 2]:.2f} s; the watchdog ended {len(dumped)} "
+          f"of {len(procs)}")
     assert len(dumped) <= len(procs) // 3, dumped
     if how == "SIGINT twice":
         assert seconds["sent"] >= len(procs) // 2, seconds
