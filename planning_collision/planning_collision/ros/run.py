@@ -339,7 +339,11 @@ def _stop(node: Node | None, executor: Executor | None, stop: StopSignals, statu
     watchdog.dds_teardown()
     try:
         if isinstance(executor, MultiThreadedExecutor):
-            executor.shutdown(timeout_sec=0.0, wait_for_threads=False)
+            # Not MultiThreadedExecutor.shutdown: it waits for its worker threads, with no
+            # timeout (and Jazzy's takes no wait_for_threads). Running callbacks had their
+            # chance in stop_callbacks.
+            executor._executor.shutdown(wait=False, cancel_futures=True)
+            Executor.shutdown(executor, timeout_sec=0.0)
         elif executor is not None:
             executor.shutdown(timeout_sec=0.0)
         if node is not None:
