@@ -36,8 +36,10 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
 import rclpy
+import rclpy.logging
 from rclpy.callback_groups import CallbackGroup
 from rclpy.executors import (
     ConditionReachedException,
@@ -323,8 +325,13 @@ def _stop(node: Node | None, executor: Executor | None, stop: StopSignals, statu
     watchdog = StopWatchdog(start + STOP_DEADLINE)
     watchdog.own_work()
     context = node.context if node is not None else rclpy.get_default_context()
-    if node is not None and stop.signal is not None:
-        node.get_logger().info(f"stopping on {signal.Signals(stop.signal).name}")
+    if stop.signal is not None:
+        name = signal.Signals(stop.signal).name
+        if node is not None:
+            node.get_logger().info(f"stopping on {name}")
+        else:
+            rclpy.logging.get_logger(Path(sys.argv[0]).stem).info(
+                f"stopping on {name} (while starting)")
     try:
         if isinstance(executor, InlineGroupsExecutor):
             executor.stop_callbacks(min(CALLBACK_WAIT, max(0.0, watchdog.deadline - 0.5

@@ -70,6 +70,7 @@ def test_sigint_and_sigterm_stop_the_node_promptly(start_process, client):
             "planning_collision.ros.collision_server", namespace=f"sig{int(sig)}"))
         name = f"/sig{int(sig)}/compute_distance"
         client.wait_for_service(ComputeDistance, name, timeout=90.0, process=server)
+        assert server.wait_for_line("ready:", 60.0), server.lines[-20:]  # it spins
         server.send_signal(sig)
         started = time.monotonic()
         code = server.wait(timeout=10.0)

@@ -182,6 +182,8 @@ def test_a_stop_ends_the_process_even_when_a_step_hangs_holding_the_interpreter_
         assert WATCHDOG_DUMP in dump and f"in {hang}" in dump, lines[-30:]
     else:
         assert not dump, dump
+    assert any("stopping on SIGINT" in line for line in lines), lines[-30:]
     if hang != "build":
-        assert any("stopping on SIGINT" in line for line in lines), lines[-30:]
         assert any("closing" in line for line in lines), lines[-30:]
+    else:
+        assert any("(while starting)" in line for line in lines), lines[-30:]
