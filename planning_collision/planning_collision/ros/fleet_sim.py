@@ -92,7 +92,7 @@ PARAMETERS = (
           "robot has received a command (its controller runs), or when set to 'now'. Until "
           "then the robots stand at their starts and their odometry is still published. The "
           "one parameter that can be set while the node runs, and only to 'now'.",
-          choices=START_CHOICES, read_only=False),
+          choices=START_CHOICES, dynamic=True),
 )
 
 MAX_CATCH_UP = 5

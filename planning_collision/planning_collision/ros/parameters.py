@@ -1,10 +1,10 @@
 """Declaring a node's parameters from one table (name, default, description).
 
 Each node module keeps a single ``PARAMETERS`` tuple of :class:`Param`; :func:`declare` declares
-them all with descriptions and read-only descriptors (changing one means restarting the node,
-as with Nav2's collision_monitor; a node marks the rare exception) and returns their values as
-attributes of one object. The shipped ``config/*.yaml`` files list the same names; a test
-keeps the two in step.
+them all with descriptions and returns their values as attributes of one object. A parameter is
+read-only (changing it means restarting the node) unless its ``Param`` says ``dynamic=True``:
+the node then validates and applies new values while it runs (as Nav2's controllers do). The
+shipped ``config/*.yaml`` files list the same names; a test keeps the two in step.
 """
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ class Param:
     choices: tuple[str, ...] = ()
     # Needed only when the default cannot tell the type, e.g. an empty list of strings.
     type_hint: Parameter.Type | None = None
-    # False for the rare parameter a node lets change while it runs (it checks the new value
-    # in an on-set-parameters callback).
-    read_only: bool = True
+    # May change while the node runs (the node validates and applies it); else read-only.
+    dynamic: bool = False
 
     @property
     def type(self) -> Parameter.Type:
@@ -44,10 +43,12 @@ def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
     """Declare every parameter of ``params`` on ``node``; return their values by name."""
     values = {}
     for spec in params:
-        description = spec.description + (f" One of: {', '.join(spec.choices)}."
-                                          if spec.choices else "")
-        descriptor = ParameterDescriptor(description=description, read_only=spec.read_only,
-                                         type=spec.type.value)
+        descriptor = ParameterDescriptor(
+            description=spec.description + (f" One of: {', '.join(spec.choices)}."
+                                             if spec.choices else ""),
+            read_only=not spec.dynamic,
+            type=spec.type.value,
+        )
         if spec.default == []:
             parameter = _declare_array(node, spec, descriptor)
         else:
@@ -71,8 +72,8 @@ def _declare_array(node: Node, spec: Param, descriptor: ParameterDescriptor) -> 
     YAML list (``agents: []``) arrives as an override with no value. Declared by type only,
     the parameter would stay unset, and ``GetParameters`` (``ros2 param get``/``dump``) would
     answer nothing for it, and nothing either for every other name asked with it. So: declare
-    it by type, writable; if it got no value, set an empty array of that type; then make it
-    read-only.
+    it by type, writable; if it got no value, set an empty array of that type; then give it its
+    real descriptor (read-only unless the Param is dynamic).
     """
     writable = ParameterDescriptor(description=descriptor.description, type=descriptor.type)
     parameter = node.declare_parameter(spec.name, spec.type, writable)

@@ -244,8 +244,8 @@ class InlineGroupsExecutor(MultiThreadedExecutor):
     """
 
     def __init__(self, inline_groups: Iterable[CallbackGroup] = (),
-                 num_threads: int | None = None):
-        super().__init__(num_threads=num_threads)
+                 num_threads: int | None = None, **kwargs):
+        super().__init__(num_threads=num_threads, **kwargs)
         self.inline_groups = set(inline_groups)
         self._pending: list[tuple[object, concurrent.futures.Future]] = []
 
@@ -284,7 +284,8 @@ def run_node(
 
     The executor is ``make_executor(node)``, by default an :class:`InlineGroupsExecutor`: a
     node that wants some callback groups run on the spinning thread lists them in an
-    ``inline_callback_groups`` attribute. A node's ``close()`` method, if any, is its last
+    ``inline_callback_groups`` attribute, and may ask for a number of worker threads with an
+    ``executor_threads`` attribute. A node's ``close()`` method, if any, is its last
     work before the DDS teardown.
     """
     stop = StopSignals()
@@ -296,7 +297,8 @@ def run_node(
                    signal_handler_options=SignalHandlerOptions.NO)
         node = make_node()
         executor = (make_executor(node) if make_executor is not None else
-                    InlineGroupsExecutor(getattr(node, "inline_callback_groups", ()), threads))
+                    InlineGroupsExecutor(getattr(node, "inline_callback_groups", ()),
+                                         threads or getattr(node, "executor_threads", None)))
         executor.add_node(node)
         # An executor may install signal handlers of its own (rclpy's EventsExecutor does):
         # this process keeps its own.
