@@ -33,6 +33,7 @@ setup(
             "fleet_sim = planning_collision.ros.fleet_sim:main",
             "map_publisher = planning_collision.ros.map_publisher:main",
             "orca_node = planning_collision.ros.orca_node:main",
+            "warmup = planning_collision.warmup:main",
         ],
     },
 )

@@ -5,20 +5,61 @@
 
 Starts map_publisher (the swap_room map and obstacles, latched), collision_server, fleet_sim
 (the simulated robots) and orca_node with config/demo_orca.yaml, whose goals set the robots
-off at once; rviz2 with config/orca.rviz shows the robots, the map and ORCA's half-planes
-(with a static world -> map transform, since nothing else here publishes tf).
+off at once. fleet_sim's simulated time starts once every robot receives orca_node's commands
+(start: commands), so nobody walks into robots whose controller is still loading. rviz2 with
+config/orca.rviz shows the robots, the map and ORCA's half-planes (with a static
+world -> map transform from tf2_ros, since nothing else here publishes tf) when rviz2 and
+tf2_ros are installed; without them the demo runs without RViz and says so.
 Without ros2 launch (the PyPI install), ``make demo`` runs the same processes and draws
 pictures.
 """
 
 import os
 
-from ament_index_python.packages import get_package_share_directory
+from ament_index_python.packages import (
+    PackageNotFoundError,
+    get_package_prefix,
+    get_package_share_directory,
+)
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, LogInfo
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+
+# Packages the RViz part needs; package.xml does not depend on them (the demo runs without).
+RVIZ_PACKAGES = ("rviz2", "tf2_ros")
+
+
+def installed(package):
+    try:
+        get_package_prefix(package)
+    except PackageNotFoundError:
+        return False
+    return True
+
+
+def rviz_actions(rviz, rviz_config):
+    """RViz and the static transform it needs, each only with rviz:=true; when a package is
+    missing, a message instead: launch would fail on it after starting the other nodes."""
+    missing = [package for package in RVIZ_PACKAGES if not installed(package)]
+    if missing:
+        debs = " ".join(f"ros-$ROS_DISTRO-{package.replace('_', '-')}" for package in missing)
+        return [LogInfo(
+            msg=f"not starting RViz: {' and '.join(missing)} not installed (apt install {debs})",
+            condition=IfCondition(rviz))]
+    return [
+        # RViz needs the fixed frame to exist in tf; nothing else here publishes tf.
+        Node(
+            package="tf2_ros", executable="static_transform_publisher", name="map_frame",
+            arguments=["--frame-id", "world", "--child-frame-id", "map"],
+            condition=IfCondition(rviz)),
+        Node(
+            package="rviz2", executable="rviz2", name="rviz2",
+            arguments=["-d", rviz_config],
+            condition=IfCondition(rviz),
+            output="screen"),
+    ]
 
 
 def generate_launch_description():
@@ -31,7 +72,8 @@ def generate_launch_description():
         DeclareLaunchArgument(
             "orca_params", default_value=os.path.join(share, "config", "demo_orca.yaml"),
             description="orca_node parameters for the scenario's robots"),
-        DeclareLaunchArgument("rviz", default_value="true", description="Start rviz2"),
+        DeclareLaunchArgument("rviz", default_value="true",
+                              description="Start rviz2 (when rviz2 and tf2_ros are installed)"),
         DeclareLaunchArgument(
             "rviz_config", default_value=os.path.join(share, "config", "orca.rviz"),
             description="RViz configuration"),
@@ -47,21 +89,13 @@ def generate_launch_description():
             output="screen", emulate_tty=True),
         Node(
             package="planning_collision", executable="fleet_sim", name="fleet_sim",
-            parameters=[os.path.join(share, "config", "fleet_sim.yaml"), {"scenario": scenario}],
+            parameters=[os.path.join(share, "config", "fleet_sim.yaml"),
+                        {"scenario": scenario, "start": "commands"}],
             output="screen", emulate_tty=True),
         Node(
             package="planning_collision", executable="orca_node", name="orca_node",
             parameters=[os.path.join(share, "config", "orca.yaml"),
                         LaunchConfiguration("orca_params")],
             output="screen", emulate_tty=True),
-        # RViz needs the fixed frame to exist in tf; nothing else here publishes tf.
-        Node(
-            package="tf2_ros", executable="static_transform_publisher", name="map_frame",
-            arguments=["--frame-id", "world", "--child-frame-id", "map"],
-            condition=IfCondition(LaunchConfiguration("rviz"))),
-        Node(
-            package="rviz2", executable="rviz2", name="rviz2",
-            arguments=["-d", LaunchConfiguration("rviz_config")],
-            condition=IfCondition(LaunchConfiguration("rviz")),
-            output="screen"),
+        *rviz_actions(LaunchConfiguration("rviz"), LaunchConfiguration("rviz_config")),
     ])

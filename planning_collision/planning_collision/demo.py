@@ -1,7 +1,9 @@
 """The fleet demo (``make demo``): ORCA for a simulated fleet over ROS 2, with pictures.
 
 Starts map_publisher, collision_server, fleet_sim and orca_node as separate processes over DDS
-on loopback (a ROS domain of the run's own), gives each robot its goal, prints progress until
+on loopback (a ROS domain of the run's own), gives each robot its goal, starts fleet_sim's
+simulated time once orca_node steers every robot (so nobody walks into robots whose controller
+is still loading), prints progress until
 every robot has arrived or the scenario's timeout passes, calls a few collision services, then
 writes a PNG of the trajectories and a GIF of one robot's ORCA half-planes. Exit code: 0 when
 every robot arrived without a collision, 1 on any collision, 2 when robots did not arrive or a
@@ -44,6 +46,8 @@ class Demo:
         self.fleet: dict[str, dict[str, str]] = {}
         self.fleet_clock: list[tuple[float, float]] = []  # (ROS stamp, sim time)
         self.orca_rate = float("nan")
+        self.orca_robots = {r.name for r in self.scenario.robots if r.orca}
+        self.orca_ready = False  # an orca/status showed every ORCA robot active
         self.orca_frames: list[tuple[float, object]] = []
         self.service_log: list[str] = []
         self.teardown_hung = False
@@ -64,7 +68,8 @@ class Demo:
                 [processes.config_file("collision_server.yaml")]),
             "fleet_sim": processes.node_command(
                 "planning_collision.ros.fleet_sim", [processes.config_file("fleet_sim.yaml")],
-                {"scenario": scenario, "trajectory_file": str(trajectory)}),
+                {"scenario": scenario, "trajectory_file": str(trajectory),
+                 "start": "wait"}),  # until _start_clock
             "orca_node": processes.node_command(
                 "planning_collision.ros.orca_node", [processes.config_file("demo_orca.yaml")],
                 {"publish_orca_lines": True}),
@@ -125,6 +130,8 @@ class Demo:
             for pub, goal in goal_pubs:
                 goal.header.stamp = node.get_clock().now().to_msg()
                 pub.publish(goal)
+            if not self._start_clock():
+                return 2
             print(f"goals sent to {len(goal_pubs)} robots; running (timeout "
                   f"{self.timeout:.0f} s of simulated time)", flush=True)
             outcome = self._watch()
@@ -161,6 +168,8 @@ class Demo:
 
     def _on_orca(self, msg) -> None:
         self.orca_rate = msg.achieved_rate
+        if not self.orca_ready:
+            self.orca_ready = self.orca_robots <= {a.name for a in msg.agents if a.active}
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         for agent in msg.agents:
             if agent.name == self.robot:
@@ -177,12 +186,33 @@ class Demo:
                 print(f"{dead} exited during start-up; see {self.output / 'logs'}/{dead}.log",
                       file=sys.stderr)
                 return False
-            if client.service_is_ready() and "fleet" in self.fleet and \
-                    not math.isnan(self.orca_rate):
+            if client.service_is_ready() and "fleet" in self.fleet and self.orca_ready:
                 return True
             self._spin(0.1)
         print("the nodes did not come up within 180 s", file=sys.stderr)
         return False
+
+    def _start_clock(self) -> bool:
+        """Start fleet_sim's simulated time (``start: wait`` holds it at zero) now that
+        orca_node has reported ready: a status in which it steers every ORCA robot."""
+        from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+        from rcl_interfaces.srv import SetParameters
+
+        client = self.node.create_client(SetParameters, "fleet_sim/set_parameters")
+        deadline = time.monotonic() + 30.0
+        while not client.service_is_ready() and time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.05)
+        request = SetParameters.Request(parameters=[Parameter(name="start", value=ParameterValue(
+            type=ParameterType.PARAMETER_STRING, string_value="now"))])
+        reply = call_service(self.executor, client, request, timeout=10.0)
+        self.node.destroy_client(client)
+        if reply is None or not reply.results[0].successful:
+            why = "no answer" if reply is None else reply.results[0].reason
+            print(f"could not start fleet_sim's clock: {why}", file=sys.stderr)
+            return False
+        print(f"orca_node steers all {len(self.orca_robots)} robots: simulated time starts",
+              flush=True)
+        return True
 
     def _watch(self) -> str:
         started = time.monotonic()

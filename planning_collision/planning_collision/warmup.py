@@ -1,11 +1,13 @@
 """Compile (first run) or load (later runs) every numba kernel of the pure cores.
 
-    python -m planning_collision.warmup
+    python -m planning_collision.warmup         # the PyPI venv (make setup runs it)
+    ros2 run planning_collision warmup          # a colcon workspace, after colcon build
 
-``make setup`` runs this once, so the first test, demo or node start does not pay the
-compilation (about a minute on two cores); numba keeps the machine code in ``__pycache__``
-next to the sources. Each node also warms the kernels it uses at start-up, which only loads
-them from that cache.
+Run once after installing, so the first test, demo or node start does not pay the
+compilation (about a minute on two cores). numba keeps the machine code in ``__pycache__``
+next to the sources it compiled: for a colcon workspace that is the install tree, so run it
+after each ``colcon build`` (kernels whose sources did not change are only loaded). Each node
+also warms the kernels it uses at start-up, which then only loads them from that cache.
 """
 
 from __future__ import annotations

@@ -13,6 +13,12 @@ it begins and keeps the smallest separation; ``~/status`` (diagnostic_msgs/Diagn
 reports it twice a second with each robot's progress. The recorded trajectories are written to
 ``trajectory_file`` (.npz) when the node stops.
 
+Simulated time starts at once (``start: now``), or only when told (``start: wait``, until the
+parameter is set to ``now``: ``ros2 param set /fleet_sim start now``), or once every ORCA robot
+has received a command (``start: commands``), so that nobody walks into robots whose
+controller is still loading. Until then the robots stand at their starts and their odometry
+is still published.
+
 A scenario that cannot be loaded is logged and reported on ``~/status`` (level ERROR); the node
 keeps running. Malformed commands (NaN, inf) are dropped with a throttled warning.
 
@@ -33,6 +39,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, Twist, TwistStamped
 from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from visualization_msgs.msg import Marker, MarkerArray
@@ -51,6 +58,7 @@ from . import markers
 from .parameters import Param, ParameterError, declare
 from .run import run_node
 
+START_CHOICES = ("now", "wait", "commands")
 PARAMETERS = (
     Param("scenario", "", "Scenario YAML to simulate (robots, obstacles, map)."),
     Param("rate_hz", 50.0, "Simulation steps per second; each step advances 1 / rate_hz "
@@ -79,6 +87,12 @@ PARAMETERS = (
     Param("trajectory_file", "", "Where to write the recorded trajectories (.npz: names, "
           "times, x, y, yaw, ...) when the node stops; empty = not written."),
     Param("noise_seed", 0, "Seed of the odometry noise (the scenario's noise gives its size)."),
+    Param("start", "now", "When simulated time starts: 'now'; 'wait': when this parameter is "
+          "set to 'now' (ros2 param set /fleet_sim start now); 'commands': once every ORCA "
+          "robot has received a command (its controller runs), or when set to 'now'. Until "
+          "then the robots stand at their starts and their odometry is still published. The "
+          "one parameter that can be set while the node runs, and only to 'now'.",
+          choices=START_CHOICES, dynamic=True),
 )
 
 MAX_CATCH_UP = 5
@@ -164,6 +178,9 @@ class FleetSim(Node):
             self.create_timer(1.0 / p.rate_hz, self._step, callback_group=self._group)
 
         self._status_pub = self.create_publisher(DiagnosticArray, "~/status", 10)
+        self.started = p.start == "now"
+        self._start_requested = False
+        self.add_on_set_parameters_callback(self._on_set_parameters)
         self._wall_origin: float | None = None
         self.dropped_seconds = 0.0
         self._busy_seconds = 0.0
@@ -180,10 +197,13 @@ class FleetSim(Node):
                               callback_group=self._group)
         if self.sim is not None:
             self._publish_odometry()
+            waiting = {"now": "", "wait": "; simulated time starts when start is set to now",
+                       "commands": "; simulated time starts once every ORCA robot has a "
+                                   "command"}[p.start]
             log.info(f"simulating {len(self.scenario.robots)} robots from {p.scenario} at "
                      f"{p.rate_hz:g} Hz ({sum(r.orca for r in self.scenario.robots)} ORCA), "
                      f"{len(self.scenario.obstacles)} obstacles, "
-                     f"map {'yes' if grid is not None else 'no'}")
+                     f"map {'yes' if grid is not None else 'no'}{waiting}")
 
     # ------------------------------------------------------------------ inputs
     def _on_command(self, name: str, msg) -> None:
@@ -197,16 +217,48 @@ class FleetSim(Node):
             self.get_logger().error(f"command for {name} failed: {exc}",
                                     throttle_duration_sec=2.0)
 
+    # ------------------------------------------------------------------ the clock
+    def _on_set_parameters(self, parameters) -> SetParametersResult:
+        """Accept one change only: ``start`` to 'now', which starts the clock at the next
+        tick (the other parameters are read-only)."""
+        for parameter in parameters:
+            if parameter.name != "start":
+                continue
+            if parameter.value != "now":
+                return SetParametersResult(
+                    successful=False, reason=f"start can only be set to 'now' while the node "
+                                             f"runs, not {parameter.value!r}")
+            if self.sim is None:
+                return SetParametersResult(successful=False,
+                                           reason=f"nothing simulated: {self.problem}")
+            self._start_requested = True
+        return SetParametersResult(successful=True)
+
+    def _start(self, why: str) -> None:
+        self.started = True
+        self._wall_origin = None  # simulated time follows the wall clock from the next tick
+        self.get_logger().info(f"simulated time starts: {why}")
+
     # ------------------------------------------------------------------ stepping
     def _step(self) -> None:
         """Advance simulated time to the wall clock in fixed steps (at most MAX_CATCH_UP per
-        call; a longer stall is dropped, not replayed), then publish odometry once."""
-        started = time.monotonic()
+        call; a longer stall is dropped, not replayed), then publish odometry once. Before
+        the clock starts, only publish odometry (the robots stand at their starts)."""
+        tick = time.monotonic()
         try:
             sim = self.sim
+            if not self.started:
+                if self._start_requested:
+                    self._start("start was set to now")
+                elif self.params.start == "commands" and np.all(
+                        np.isfinite(sim.command_times[sim.orca])):
+                    self._start("every ORCA robot has a command")
+                else:
+                    self._publish_odometry()
+                    return
             if self._wall_origin is None:
-                self._wall_origin = started - sim.time
-            due = round((started - self._wall_origin) / sim.dt) - sim.steps
+                self._wall_origin = tick - sim.time
+            due = round((tick - self._wall_origin) / sim.dt) - sim.steps
             if due > MAX_CATCH_UP:
                 skipped = due - MAX_CATCH_UP
                 self._wall_origin += skipped * sim.dt
@@ -224,7 +276,7 @@ class FleetSim(Node):
             self.get_logger().error(f"step failed: {exc}\n{traceback.format_exc()}",
                                     throttle_duration_sec=5.0)
         finally:
-            self._busy_seconds += time.monotonic() - started
+            self._busy_seconds += time.monotonic() - tick
 
     def _odometry_messages(self) -> list[Odometry]:
         """One Odometry per robot, built once and updated in place each step (building
@@ -303,6 +355,7 @@ class FleetSim(Node):
             "all_arrived": str(arrived == len(sim.names)).lower(),
             "orca_arrived": str(int((sim.arrived & sim.orca).sum())),
             "orca_robots": str(int(sim.orca.sum())),
+            "started": str(self.started).lower(),
             "sim_time": _fmt(sim.time),
             "steps": str(sim.steps),
             "achieved_rate": f"{self.achieved_rate:.2f}",

@@ -49,10 +49,10 @@ def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
             read_only=not spec.dynamic,
             type=spec.type.value,
         )
-        # An empty list says nothing about its element type: declare by type instead (an
-        # unset parameter, or an empty YAML list, then reads as None and means the default).
-        initial = spec.type if spec.default == [] else spec.default
-        parameter = node.declare_parameter(spec.name, initial, descriptor)
+        if spec.default == []:
+            parameter = _declare_array(node, spec, descriptor)
+        else:
+            parameter = node.declare_parameter(spec.name, spec.default, descriptor)
         value = parameter.value
         if value is None:
             value = list(spec.default) if isinstance(spec.default, list) else spec.default
@@ -62,3 +62,24 @@ def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
             )
         values[spec.name] = value
     return SimpleNamespace(**values)
+
+
+def _declare_array(node: Node, spec: Param, descriptor: ParameterDescriptor) -> Parameter:
+    """Declare an array parameter whose default is empty, so that it holds a typed empty
+    array rather than no value at all.
+
+    An empty list says nothing about its element type: rclpy infers none from it, and an empty
+    YAML list (``agents: []``) arrives as an override with no value. Declared by type only,
+    the parameter would stay unset, and ``GetParameters`` (``ros2 param get``/``dump``) would
+    answer nothing for it, and nothing either for every other name asked with it. So: declare
+    it by type, writable; if it got no value, set an empty array of that type; then give it its
+    real descriptor (read-only unless the Param is dynamic).
+    """
+    writable = ParameterDescriptor(description=descriptor.description, type=descriptor.type)
+    parameter = node.declare_parameter(spec.name, spec.type, writable)
+    if parameter.type_ == Parameter.Type.NOT_SET:
+        result, = node.set_parameters([Parameter(spec.name, spec.type, [])])
+        if not result.successful:
+            raise ParameterError(f"parameter {spec.name!r}: {result.reason}")
+    node.set_descriptor(spec.name, descriptor)
+    return node.get_parameter(spec.name)

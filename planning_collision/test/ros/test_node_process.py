@@ -4,6 +4,7 @@ on loopback, and stops cleanly on SIGINT and SIGTERM."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import time
@@ -41,6 +42,26 @@ def test_params_file_reaches_the_node_and_its_service_answers(tmp_path, start_pr
     assert server.running()
 
 
+def test_empty_array_parameters_are_typed_and_answer_get_parameters(start_process, client):
+    """With the shipped ``agents: []`` and ``observed: []``, a GetParameters request naming
+    them and a plain parameter answers all three: the arrays as typed empty arrays (an unset
+    parameter in the request made the node answer nothing at all, for every name)."""
+    from rcl_interfaces.msg import ParameterType
+
+    orca = start_process("orca_node", processes.node_command(
+        "planning_collision.ros.orca_node", [processes.config_file("orca.yaml")],
+        namespace="empty_arrays"))
+    request = GetParameters.Request(names=["agents", "observed", "rate_hz"])
+    reply = client.call(GetParameters, "/empty_arrays/orca_node/get_parameters", request,
+                        timeout=90.0, process=orca)
+    assert [v.type for v in reply.values] == [ParameterType.PARAMETER_STRING_ARRAY,
+                                              ParameterType.PARAMETER_STRING_ARRAY,
+                                              ParameterType.PARAMETER_DOUBLE]
+    assert list(reply.values[0].string_array_value) == []
+    assert list(reply.values[1].string_array_value) == []
+    assert reply.values[2].double_value == 20.0
+
+
 def test_sigint_and_sigterm_stop_the_node_promptly(start_process, client):
     from planning_collision_interfaces.srv import ComputeDistance
 
@@ -49,11 +70,22 @@ def test_sigint_and_sigterm_stop_the_node_promptly(start_process, client):
             "planning_collision.ros.collision_server", namespace=f"sig{int(sig)}"))
         name = f"/sig{int(sig)}/compute_distance"
         client.wait_for_service(ComputeDistance, name, timeout=90.0, process=server)
+        assert server.wait_for_line("ready:", 60.0), server.lines[-20:]  # it spins
         server.send_signal(sig)
         started = time.monotonic()
         code = server.wait(timeout=10.0)
         assert time.monotonic() - started < 5.0
         assert code == 0, server.lines[-20:]
+        assert_clean_stop(server.lines, sig)
+
+
+def assert_clean_stop(lines: list[str], sig: int) -> None:
+    """The node logged its stop, printed no error, and its DDS teardown finished without the
+    watchdog (one process stopping alone, with no peer leaving at the same time)."""
+    assert any(f"stopping on {signal.Signals(sig).name}" in line for line in lines), lines[-20:]
+    noisy = [line for line in lines if re.search(
+        r"Traceback|ERROR|FATAL|KeyboardInterrupt|most recent call first", line)]
+    assert not noisy, noisy
 
 
 SWAP_ROOM = str(processes.config_file("scenarios/swap_room.yaml"))
@@ -78,7 +110,7 @@ def test_every_other_node_stops_promptly_on_sigint_and_sigterm(start_process, no
         code = proc.wait(timeout=10.0)
         assert time.monotonic() - started < 5.0
         assert code == 0, proc.lines[-20:]
-        assert not any("Traceback" in line for line in proc.lines), proc.lines[-20:]
+        assert_clean_stop(proc.lines, sig)
 
 
 def test_child_processes_follow_the_network_rule(domain_id, monkeypatch):

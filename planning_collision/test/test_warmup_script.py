@@ -1,0 +1,30 @@
+"""The ``warmup`` console script (``ros2 run planning_collision warmup`` after colcon build)
+compiles, or loads, every numba kernel, caching them beside the package it runs from.
+
+The colcon build of test_packaging.py checks that the script lands in the install tree with
+every other console script; compiling there from cold would take minutes, so this runs the
+venv's copy, whose kernels ``make setup`` already compiled (it only loads them)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import distribution
+from pathlib import Path
+
+import planning_collision
+
+
+def test_the_warmup_console_script_readies_every_kernel_beside_its_package():
+    scripts = {ep.name: ep.value for ep in distribution("planning_collision").entry_points
+               if ep.group == "console_scripts"}
+    assert scripts["warmup"] == "planning_collision.warmup:main"
+    script = Path(sys.executable).parent / "warmup"
+    assert script.is_file(), f"{script} is not installed (make setup installs it)"
+    result = subprocess.run([str(script)], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for core in ("geometry", "grid", "orca"):
+        assert f"{core}: kernels ready" in result.stdout, result.stdout
+        cache = Path(planning_collision.__file__).parent / core / "__pycache__"
+        assert list(cache.glob("*.nbi")), f"no numba cache index in {cache}"
+    assert "all kernels ready" in result.stdout
