@@ -38,7 +38,6 @@ from functools import partial
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, Twist, TwistStamped
-from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
@@ -46,15 +45,11 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from planning_collision.grid.map_file import load_map_file
 from planning_collision.scenario import Scenario, load_scenario
-from planning_collision.simulation import (
-    MAP_ID,
-    FleetSimulation,
-    add_noise,
-    layout_problems,
-    relative_poses,
-)
+from planning_collision.simulation import MAP_ID, FleetSimulation, layout_problems
 
 from . import markers
+from .fleet_sim_sensors import PARAMETERS as SENSOR_PARAMETERS
+from .fleet_sim_sensors import SimulatedSensors
 from .parameters import Param, ParameterError, declare
 from .run import run_node
 
@@ -86,13 +81,15 @@ PARAMETERS = (
     Param("marker_rate_hz", 10.0, "Publications per second of ~/markers."),
     Param("trajectory_file", "", "Where to write the recorded trajectories (.npz: names, "
           "times, x, y, yaw, ...) when the node stops; empty = not written."),
-    Param("noise_seed", 0, "Seed of the odometry noise (the scenario's noise gives its size)."),
+    Param("noise_seed", 0, "Seed of the odometry noise and of the signs of each robot's "
+          "drift (the scenario's noise gives their sizes)."),
     Param("start", "now", "When simulated time starts: 'now'; 'wait': when this parameter is "
           "set to 'now' (ros2 param set /fleet_sim start now); 'commands': once every ORCA "
           "robot has received a command (its controller runs), or when set to 'now'. Until "
           "then the robots stand at their starts and their odometry is still published. The "
           "one parameter that can be set while the node runs, and only to 'now'.",
           choices=START_CHOICES, dynamic=True),
+    *SENSOR_PARAMETERS,
 )
 
 MAX_CATCH_UP = 5
@@ -122,12 +119,15 @@ class FleetSim(Node):
         for name in ("rate_hz", "status_rate_hz", "marker_rate_hz", "cmd_vel_timeout",
                      "goal_tolerance"):
             _positive(name, getattr(p, name))
-        for name in ("max_linear_accel", "max_angular_accel"):
+        for name in ("max_linear_accel", "max_angular_accel", "odom_rate_hz", "odom_latency",
+                     "localization_rate_hz", "localization_latency",
+                     "localization_position_noise", "localization_yaw_noise"):
             value = getattr(p, name)
             if not (math.isfinite(value) and value >= 0.0):
-                raise ParameterError(f"{name} must be >= 0 (0 = unlimited), got {value}")
+                raise ParameterError(f"{name} must be finite and >= 0, got {value}")
         cmd_topic = _relative_topic("cmd_vel_topic", p.cmd_vel_topic)
-        odom_topic = _relative_topic("odom_topic", p.odom_topic)
+        _relative_topic("odom_topic", p.odom_topic)
+        _relative_topic("pose_topic", p.pose_topic)
         log = self.get_logger()
 
         self.problem = ""  # why nothing is simulated, for ~/status
@@ -152,7 +152,8 @@ class FleetSim(Node):
             self.sim = FleetSimulation(
                 self.scenario, 1.0 / p.rate_hz, grid, cmd_vel_timeout=p.cmd_vel_timeout,
                 goal_tolerance=p.goal_tolerance, max_linear_accel=p.max_linear_accel,
-                max_angular_accel=p.max_angular_accel, record=bool(p.trajectory_file))
+                max_angular_accel=p.max_angular_accel, record=bool(p.trajectory_file),
+                drift_seed=p.noise_seed)
             for problem in layout_problems(self.scenario, grid):
                 log.warning(f"scenario layout: {problem}")
         else:
@@ -160,21 +161,21 @@ class FleetSim(Node):
 
         self._group = MutuallyExclusiveCallbackGroup()
         self._rng = np.random.default_rng(p.noise_seed)
-        self._odom_pubs = []
-        self._frames: list[tuple[str, str]] = []
+        self.sensors: SimulatedSensors | None = None
         if self.sim is not None:
             cmd_type = TwistStamped if p.stamped_cmd_vel else Twist
+            frames = []
             for robot in self.scenario.robots:
-                self._odom_pubs.append(self.create_publisher(
-                    Odometry, f"{robot.name}/{odom_topic}", 10))
                 odom_frame = (f"{robot.name}/odom" if p.odom_frames_at_start
                               else self.scenario.global_frame)
-                self._frames.append((odom_frame, f"{robot.name}/base_link"))
+                frames.append((odom_frame, f"{robot.name}/base_link"))
                 if robot.orca:
                     self.create_subscription(cmd_type, f"{robot.name}/{cmd_topic}",
                                              partial(self._on_command, robot.name), 10,
                                              callback_group=self._group)
-            self._odom_msgs = self._odometry_messages()
+            self.sensors = SimulatedSensors(
+                self, self.sim, frames, not p.odom_frames_at_start,
+                [r.name for r in self.scenario.robots if r.orca], p, self._rng)
             self.create_timer(1.0 / p.rate_hz, self._step, callback_group=self._group)
 
         self._status_pub = self.create_publisher(DiagnosticArray, "~/status", 10)
@@ -196,7 +197,7 @@ class FleetSim(Node):
             self.create_timer(1.0 / p.marker_rate_hz, self._publish_markers,
                               callback_group=self._group)
         if self.sim is not None:
-            self._publish_odometry()
+            self.sensors.publish(self.get_clock().now().nanoseconds * 1e-9)
             waiting = {"now": "", "wait": "; simulated time starts when start is set to now",
                        "commands": "; simulated time starts once every ORCA robot has a "
                                    "command"}[p.start]
@@ -254,7 +255,7 @@ class FleetSim(Node):
                         np.isfinite(sim.command_times[sim.orca])):
                     self._start("every ORCA robot has a command")
                 else:
-                    self._publish_odometry()
+                    self.sensors.publish(self.get_clock().now().nanoseconds * 1e-9)
                     return
             if self._wall_origin is None:
                 self._wall_origin = tick - sim.time
@@ -271,47 +272,12 @@ class FleetSim(Node):
                 sim.step()
             for event in sim.events[before:]:
                 self.get_logger().warning(f"collision at t={event.time:.2f} s: {event.pair}")
-            self._publish_odometry()
+            self.sensors.publish(self.get_clock().now().nanoseconds * 1e-9)
         except Exception as exc:
             self.get_logger().error(f"step failed: {exc}\n{traceback.format_exc()}",
                                     throttle_duration_sec=5.0)
         finally:
             self._busy_seconds += time.monotonic() - tick
-
-    def _odometry_messages(self) -> list[Odometry]:
-        """One Odometry per robot, built once and updated in place each step (building
-        messages costs more than publishing them)."""
-        noise = self.scenario.noise
-        out = []
-        for frame_id, child_frame_id in self._frames:
-            msg = Odometry()
-            msg.header.frame_id, msg.child_frame_id = frame_id, child_frame_id
-            if noise.position > 0.0 or noise.yaw > 0.0:
-                covariance = np.zeros(36)
-                covariance[[0, 7]] = noise.position ** 2
-                covariance[35] = noise.yaw ** 2
-                msg.pose.covariance = covariance
-            out.append(msg)
-        return out
-
-    def _publish_odometry(self) -> None:
-        sim = self.sim
-        poses = (relative_poses(sim.starts, sim.poses) if self.params.odom_frames_at_start
-                 else sim.poses)
-        poses = add_noise(poses, self.scenario.noise, self._rng)
-        half = 0.5 * poses[:, 2]
-        qz, qw = np.sin(half).tolist(), np.cos(half).tolist()
-        xs, ys = poses[:, 0].tolist(), poses[:, 1].tolist()
-        twists = sim.velocities.tolist()
-        stamp = self.get_clock().now().to_msg()
-        for i, (publisher, msg) in enumerate(zip(self._odom_pubs, self._odom_msgs, strict=True)):
-            msg.header.stamp = stamp
-            position, orientation = msg.pose.pose.position, msg.pose.pose.orientation
-            position.x, position.y = xs[i], ys[i]
-            orientation.z, orientation.w = qz[i], qw[i]
-            twist = msg.twist.twist
-            twist.linear.x, twist.linear.y, twist.angular.z = twists[i]
-            publisher.publish(msg)
 
     # ------------------------------------------------------------------ status
     def _publish_status(self) -> None:
