@@ -3,6 +3,7 @@
     ros2 launch planning_collision collision_server.launch.py
     ros2 launch planning_collision collision_server.launch.py namespace:=robot1 \
         map_topic:=/map params_file:=/path/to/my_params.yaml
+    ros2 launch planning_collision collision_server.launch.py use_lifecycle_manager:=true
 """
 
 import os
@@ -12,6 +13,8 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+
+from planning_collision.launch_support import autostart, lifecycle_arguments, lifecycle_manager
 
 
 def generate_launch_description():
@@ -26,15 +29,18 @@ def generate_launch_description():
                               description="OccupancyGrid topic the server subscribes to"),
         DeclareLaunchArgument("obstacles_topic", default_value="obstacles",
                               description="ObstacleArray topic the server subscribes to"),
+        *lifecycle_arguments(),
         Node(
             package="planning_collision",
             executable="collision_server",
             name="collision_server",
             namespace=LaunchConfiguration("namespace"),
-            parameters=[LaunchConfiguration("params_file")],
+            parameters=[LaunchConfiguration("params_file"), {"autostart": autostart()}],
             remappings=[("map", LaunchConfiguration("map_topic")),
                         ("obstacles", LaunchConfiguration("obstacles_topic"))],
             output="screen",
             emulate_tty=True,
         ),
+        *lifecycle_manager("lifecycle_manager_collision", ["collision_server"],
+                           LaunchConfiguration("namespace")),
     ])

@@ -16,27 +16,22 @@ pictures.
 
 import os
 
-from ament_index_python.packages import (
-    PackageNotFoundError,
-    get_package_prefix,
-    get_package_share_directory,
-)
+from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, LogInfo
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from planning_collision.launch_support import (
+    autostart,
+    installed,
+    lifecycle_arguments,
+    lifecycle_manager,
+)
+
 # Packages the RViz part needs; package.xml does not depend on them (the demo runs without).
 RVIZ_PACKAGES = ("rviz2", "tf2_ros")
-
-
-def installed(package):
-    try:
-        get_package_prefix(package)
-    except PackageNotFoundError:
-        return False
-    return True
 
 
 def rviz_actions(rviz, rviz_config):
@@ -85,7 +80,8 @@ def generate_launch_description():
         Node(
             package="planning_collision", executable="collision_server",
             name="collision_server",
-            parameters=[os.path.join(share, "config", "collision_server.yaml")],
+            parameters=[os.path.join(share, "config", "collision_server.yaml"),
+                        {"autostart": autostart()}],
             output="screen", emulate_tty=True),
         Node(
             package="planning_collision", executable="fleet_sim", name="fleet_sim",
@@ -95,7 +91,9 @@ def generate_launch_description():
         Node(
             package="planning_collision", executable="orca_node", name="orca_node",
             parameters=[os.path.join(share, "config", "orca.yaml"),
-                        LaunchConfiguration("orca_params")],
+                        LaunchConfiguration("orca_params"), {"autostart": autostart()}],
             output="screen", emulate_tty=True),
         *rviz_actions(LaunchConfiguration("rviz"), LaunchConfiguration("rviz_config")),
+        *lifecycle_arguments(),
+        *lifecycle_manager("lifecycle_manager", ["collision_server", "orca_node"]),
     ])

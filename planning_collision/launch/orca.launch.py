@@ -3,6 +3,7 @@
     ros2 launch planning_collision orca.launch.py params_file:=/path/to/my_fleet.yaml
     ros2 launch planning_collision orca.launch.py params_file:=/path/to/robot3.yaml \
         node_name:=orca_robot3
+    ros2 launch planning_collision orca.launch.py params_file:=... use_lifecycle_manager:=true
 
 config/orca.yaml holds every node-wide default; params_file (applied after it) names the
 agents and observed agents and sets the per-agent parameters (<name>.odom_origin, ...): see
@@ -18,6 +19,8 @@ from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from planning_collision.launch_support import autostart, lifecycle_arguments, lifecycle_manager
+
 
 def generate_launch_description():
     share = get_package_share_directory("planning_collision")
@@ -31,13 +34,17 @@ def generate_launch_description():
         DeclareLaunchArgument("params_file", default_value=defaults,
                               description="orca_node parameters: agents, observed, per-agent "
                                           "settings, overrides of config/orca.yaml"),
+        *lifecycle_arguments(),
         Node(
             package="planning_collision",
             executable="orca_node",
             name=LaunchConfiguration("node_name"),
             namespace=LaunchConfiguration("namespace"),
-            parameters=[defaults, LaunchConfiguration("params_file")],
+            parameters=[defaults, LaunchConfiguration("params_file"),
+                        {"autostart": autostart()}],
             output="screen",
             emulate_tty=True,
         ),
+        *lifecycle_manager("lifecycle_manager_orca", [LaunchConfiguration("node_name")],
+                           LaunchConfiguration("namespace")),
     ])

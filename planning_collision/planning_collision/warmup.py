@@ -2,6 +2,7 @@
 
     python -m planning_collision.warmup         # the PyPI venv (make setup runs it)
     ros2 run planning_collision warmup          # a colcon workspace, after colcon build
+    python -m planning_collision.warmup geometry grid    # only these cores
 
 Run once after installing, so the first test, demo or node start does not pay the
 compilation (about a minute on two cores). numba keeps the machine code in ``__pycache__``
@@ -15,12 +16,46 @@ from __future__ import annotations
 import sys
 import time
 
+CORES = ("geometry", "grid", "orca")
 
-def main() -> int:
-    from planning_collision import geometry, grid, orca
 
+def cached(names) -> bool:
+    """Whether numba's cache holds the kernels of the cores ``names`` (then a warm-up only
+    loads them, in well under a second; else it compiles them, for up to a minute). A
+    heuristic: each core must have cache indexes (kernels only ever called from other kernels
+    have none of their own); a stale one is still recompiled when loaded."""
+    import importlib
+    import os
+    import pkgutil
+
+    from numba.core.registry import CPUDispatcher
+
+    for name in names:
+        package = importlib.import_module(f"planning_collision.{name}")
+        indexes = []
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            for obj in vars(module).values():
+                if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == module.__name__:
+                    indexes.append(getattr(getattr(getattr(obj, "_cache", None), "_cache_file",
+                                                   None), "_index_path", None))
+        if indexes and not any(i is not None and os.path.exists(i) for i in indexes):
+            return False
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    import importlib
+
+    names = (sys.argv[1:] if argv is None else argv) or list(CORES)
+    unknown = sorted(set(names) - set(CORES))
+    if unknown:
+        print(f"unknown core {', '.join(unknown)}; choose from {', '.join(CORES)}",
+              file=sys.stderr)
+        return 2
     total = time.perf_counter()
-    for name, module in (("geometry", geometry), ("grid", grid), ("orca", orca)):
+    for name in names:
+        module = importlib.import_module(f"planning_collision.{name}")
         started = time.perf_counter()
         module.warmup()
         print(f"{name}: kernels ready in {time.perf_counter() - started:.1f} s", flush=True)

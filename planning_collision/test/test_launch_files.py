@@ -26,7 +26,8 @@ NODE_MODULES = {
     "map_publisher": "planning_collision.ros.map_publisher",
     "orca_node": "planning_collision.ros.orca_node",
 }
-OPTIONAL = {"rviz2": "rviz2", "tf2_ros": "static_transform_publisher"}  # package: executable
+OPTIONAL = {"rviz2": "rviz2", "tf2_ros": "static_transform_publisher",
+            "nav2_lifecycle_manager": "lifecycle_manager"}  # package: executable
 
 # Keyword arguments of the real classes (launch 3.x, launch_ros 0.2x: Node, its ExecuteLocal
 # base and the Action base; DeclareLaunchArgument; LogInfo; LaunchConfiguration).
@@ -43,6 +44,7 @@ ALLOWED = {
     "IfCondition": set(),
     "UnlessCondition": set(),
     "LaunchConfiguration": {"default"},
+    "NotSubstitution": set(),
     "LaunchDescription": set(),
 }
 
@@ -170,6 +172,8 @@ def test_the_demo_starts_rviz_and_its_transform_only_when_installed_and_asked_fo
     _, description = load(path)
     nodes = demo_nodes(description)
     for package, executable in OPTIONAL.items():
+        if package == "nav2_lifecycle_manager":
+            continue  # started by use_lifecycle_manager (test below)
         condition = nodes[executable].kwargs["condition"]
         (predicate,) = condition.args
         assert predicate.kind == "LaunchConfiguration" and predicate.args == ("rviz",)
@@ -178,8 +182,10 @@ def test_the_demo_starts_rviz_and_its_transform_only_when_installed_and_asked_fo
     for missing in (("rviz2",), ("tf2_ros",), ("rviz2", "tf2_ros")):
         _, description = load(path, missing)
         nodes = demo_nodes(description)
-        assert set(nodes) == {"map_publisher", "collision_server", "fleet_sim", "orca_node"}
-        notes = [e for e in entities(description) if e.kind == "LogInfo"]
+        assert set(nodes) == {"map_publisher", "collision_server", "fleet_sim", "orca_node",
+                              "lifecycle_manager"}
+        notes = [e for e in entities(description) if e.kind == "LogInfo"
+                 and e.kwargs["condition"].args[0].args == ("rviz",)]
         assert len(notes) == 1
         assert all(package in notes[0].kwargs["msg"] for package in missing)
         assert notes[0].kwargs["condition"].args[0].args == ("rviz",)
@@ -190,3 +196,29 @@ def test_the_demo_starts_the_simulated_clock_once_the_robots_are_commanded(load)
     fleet_sim = demo_nodes(description)["fleet_sim"]
     inline = [p for p in fleet_sim.kwargs["parameters"] if isinstance(p, dict)]
     assert any(p.get("start") == "commands" for p in inline)
+
+
+@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
+def test_managed_nodes_wait_for_the_lifecycle_manager_when_one_is_asked_for(load, path):
+    """use_lifecycle_manager: the managed nodes' autostart is its negation, and
+    nav2_lifecycle_manager (only with the argument) drives them, with the bond off."""
+    made, description = load(path)
+    nodes = [e for e in entities(description) if e.kind == "Node"]
+    managed = [n for n in nodes if n.kwargs["executable"] in ("collision_server", "orca_node")]
+    assert managed
+    for node in managed:
+        (flag,) = [p["autostart"] for p in node.kwargs["parameters"] if isinstance(p, dict)]
+        assert flag.kind == "NotSubstitution"
+        assert flag.args[0].args == ("use_lifecycle_manager",)
+    (manager,) = [n for n in nodes if n.kwargs["executable"] == "lifecycle_manager"]
+    assert manager.kwargs["condition"].args[0].args == ("use_lifecycle_manager",)
+    (settings,) = manager.kwargs["parameters"]
+    assert settings["bond_timeout"] == 0.0 and settings["autostart"] is True
+    names = [n if isinstance(n, str) else n.args[0] for n in settings["node_names"]]
+    expected = ["collision_server" if n.kwargs["executable"] == "collision_server"
+                else n.kwargs["name"] for n in managed]
+    assert [n if isinstance(n, str) else n.args[0] for n in expected] == names
+    _, without = load(path, ("nav2_lifecycle_manager",))
+    assert not [e for e in entities(without) if e.kind == "Node"
+                and e.kwargs["executable"] == "lifecycle_manager"]
+

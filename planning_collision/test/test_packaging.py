@@ -24,7 +24,7 @@ ROSDEP_KEYS = {
     "builtin_interfaces": "builtin_interfaces",
     "std_msgs": "std_msgs", "geometry_msgs": "geometry_msgs", "nav_msgs": "nav_msgs",
     "visualization_msgs": "visualization_msgs", "diagnostic_msgs": "diagnostic_msgs",
-    "tf2_msgs": "tf2_msgs",
+    "tf2_msgs": "tf2_msgs", "lifecycle_msgs": "lifecycle_msgs",
     "planning_collision_interfaces": "planning_collision_interfaces",
     "ament_index_python": "ament_index_python", "launch": "launch", "launch_ros": "launch_ros",
     "numpy": "python3-numpy", "numba": "python3-numba", "yaml": "python3-yaml",

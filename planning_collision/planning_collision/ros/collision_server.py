@@ -31,7 +31,6 @@ from array import array
 import numpy as np
 from nav_msgs.msg import OccupancyGrid
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from visualization_msgs.msg import MarkerArray
 
@@ -69,6 +68,7 @@ from .conversions import (
     shape_is_empty,
 )
 from .guards import answers, check_frame, topic_callback
+from .lifecycle import ManagedNode
 from .marker_queue import MarkerQueue
 from .parameters import ParameterError, declare
 from .run import run_node
@@ -81,10 +81,23 @@ def _qos(latched: bool) -> QoSProfile:
                       else DurabilityPolicy.VOLATILE)
 
 
-class CollisionServer(Node):
+class CollisionServer(ManagedNode):
+    KERNELS = ("geometry", "grid")
+
     def __init__(self, **node_kwargs):
         super().__init__("collision_server", **node_kwargs)
         self.params = p = declare(self, PARAMETERS)
+        # Queries on the executor's threads; map and obstacle updates each in a group of its
+        # own, so one never waits for the other (see the module docstring).
+        self.executor_threads = max(p.query_threads, 0) or (os.cpu_count() or 1) + 2
+        self._world = World(out_of_map=p.out_of_map)
+        self._swap = threading.Lock()  # held only to replace one half of the World
+        self._markers: MarkerQueue | None = None
+        self.start()
+
+    # ------------------------------------------------------------------ lifecycle
+    def configure(self) -> None:
+        p = self.params
         if not 1 <= p.occupied_threshold <= 100:
             raise ParameterError(f"occupied_threshold must be in 1..100, got "
                                  f"{p.occupied_threshold}")
@@ -94,19 +107,6 @@ class CollisionServer(Node):
         if p.query_threads < 0:
             raise ParameterError(f"query_threads must be >= 0, got {p.query_threads}")
         self.default_footprint = default_footprint(p)
-        started = time.perf_counter()
-        geometry.warmup()
-        grid.warmup()
-        self.get_logger().info(f"kernels ready in {time.perf_counter() - started:.2f} s")
-        self._world = World(out_of_map=p.out_of_map)
-        self._swap = threading.Lock()  # held only to replace one half of the World
-        self._markers = (MarkerQueue(p.global_frame, p.marker_lifetime,
-                                     p.max_markers_per_query, p.max_obstacle_markers)
-                         if p.publish_markers else None)
-        self._marker_subscribers = 0
-        # Queries on the executor's threads; map and obstacle updates each in a group of its
-        # own, so one never waits for the other (see the module docstring).
-        self.executor_threads = p.query_threads or (os.cpu_count() or 1) + 2
         self._map_sub = self.create_subscription(
             OccupancyGrid, p.map_topic, self._on_map, _qos(p.map_subscribe_transient_local),
             callback_group=MutuallyExclusiveCallbackGroup())
@@ -114,8 +114,10 @@ class CollisionServer(Node):
             ObstacleArray, p.obstacles_topic, self._on_obstacles,
             _qos(p.obstacles_subscribe_transient_local),
             callback_group=MutuallyExclusiveCallbackGroup())
-        self._marker_pub = None
-        if self._markers is not None:
+        if p.publish_markers:
+            self._markers = MarkerQueue(p.global_frame, p.marker_lifetime,
+                                        p.max_markers_per_query, p.max_obstacle_markers)
+            self._marker_subscribers = 0
             self._marker_pub = self.create_publisher(MarkerArray, "~/markers", 10)
             self.create_timer(0.1, self._flush_markers,
                               callback_group=MutuallyExclusiveCallbackGroup())
@@ -133,11 +135,16 @@ class CollisionServer(Node):
             f"{self._obstacles_sub.topic_name}, frame '{p.global_frame}', "
             f"{self.executor_threads} query threads")
 
+    def cleanup(self) -> None:
+        self._markers = None
+        self._replace(grid=None, obstacles=None)
+
     # ------------------------------------------------------------------ inputs
     def _replace(self, **half) -> None:
         with self._swap:
             w = self._world
-            self._world = World(half.get("grid", w.grid), half.get("obstacles", w.obstacles),
+            self._world = World(half["grid"] if "grid" in half else w.grid,
+                                half["obstacles"] if "obstacles" in half else w.obstacles,
                                 w.out_of_map)
 
     def _in_global_frame(self, what: str, msg) -> bool:
@@ -163,6 +170,7 @@ class CollisionServer(Node):
     def _on_obstacles(self, msg: ObstacleArray) -> None:
         if not self._in_global_frame("obstacles", msg):
             return
+        self.kernels_ready.wait()  # the parts' kernels: loaded here, not compiled twice
         started = time.perf_counter()
         snapshot = obstacle_snapshot(msg, self.get_logger().warning)
         self._replace(obstacles=snapshot)

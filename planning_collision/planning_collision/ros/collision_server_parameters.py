@@ -14,9 +14,11 @@ import yaml
 from planning_collision import grid
 from planning_collision.geometry import ConvexShape
 
+from .lifecycle import AUTOSTART
 from .parameters import Param, ParameterError
 
 PARAMETERS = (
+    AUTOSTART,
     Param("global_frame", "map",
           "Frame of the map, the obstacles and every request. Maps and obstacle sets in another "
           "frame are rejected with a warning; requests in another frame get success: false (no "

@@ -23,11 +23,15 @@ SENDER_ERRORS = (RequestError, QueryError)
 def answers(response_type):
     """Wrap a service handler ``handler(self, request, response)``: a sender's error ->
     success false + its message; any other error -> success false + 'internal error' (logged
-    with the traceback). Never raises."""
+    with the traceback). A node that is not serving (see ``ManagedNode.not_serving``: not
+    active, kernels still warming up) answers success false saying why. Never raises."""
 
     def wrap(handler):
         @wraps(handler)
         def callback(self, request, response):
+            why = self.not_serving() if hasattr(self, "not_serving") else ""
+            if why:
+                return response_type.Response(success=False, message=why)
             try:
                 handler(self, request, response)
                 response.success = True

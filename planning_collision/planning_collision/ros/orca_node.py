@@ -28,16 +28,15 @@ from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from visualization_msgs.msg import MarkerArray
 
-from planning_collision import grid, orca
 from planning_collision.fleet import FleetController
 from planning_collision_interfaces.msg import ObstacleArray, OrcaStatus
 
 from . import cdr
+from .lifecycle import ManagedNode
 from .markers import marker_from_data
 from .message_codecs import TwistCodec, odometry_decoder
 from .orca_markers import chunks, fleet_markers
@@ -50,7 +49,7 @@ from .orca_parameters import (
     requested_changes,
 )
 from .orca_status import status_message
-from .parameters import declare
+from .parameters import ParameterError, declare
 from .pose_sources import subscribe_pose_sources
 from .run import run_node
 
@@ -64,21 +63,30 @@ RELIABLE = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
 WARN_PERIOD = 5.0
 
 
-class OrcaNode(Node):
+class OrcaNode(ManagedNode):
     def __init__(self, **node_kwargs):
         super().__init__("orca_node", **node_kwargs)
         self.params = p = declare(self, PARAMETERS)
+        self.KERNELS = ("orca", "grid") if p.use_map_obstacles else ("orca",)
+        self._warned: dict[str, float] = {}
+        self.fleet: FleetController | None = None
+        self._obstacles: ObstacleWorker | None = None
+        self._following: list[Parameter] = []  # agent parameters a node-wide change sets
+        self.add_on_set_parameters_callback(self._check_changes)
+        self.add_post_set_parameters_callback(self._apply_changes)
+        self.start()
+
+    # ------------------------------------------------------------------ lifecycle
+    def configure(self) -> None:
+        p = self.params
         settings = check_parameters(p)
         controlled, observed = declare_agents(self, p)
-        self._warned: dict[str, float] = {}
-        self.fleet = FleetController(controlled, observed, settings, warn=self._warn)
+        try:
+            self.fleet = FleetController(controlled, observed, settings, warn=self._warn)
+        except ValueError as exc:
+            raise ParameterError(str(exc)) from None
         names, k = self.fleet.names, self.fleet.controlled
         log = self.get_logger()
-        started = time.perf_counter()
-        orca.warmup()
-        if p.use_map_obstacles:
-            grid.warmup()
-        log.info(f"kernels ready in {time.perf_counter() - started:.2f} s")
         problem = cdr.self_check() if p.raw_messages else "raw_messages is false"
         raw = not problem
         if problem and p.raw_messages:
@@ -92,21 +100,29 @@ class OrcaNode(Node):
         self._markers_due = 0.0
         self._obstacles = ObstacleWorker(p.global_frame, p.obstacles_topic,
                                          p.occupied_threshold, p.unknown_is_occupied,
-                                         p.map_simplify_tolerance, log)
+                                         p.map_simplify_tolerance, log, self.kernels_ready)
         self._cmd_pubs = [self.create_publisher(self._twist.message_type,
                                                 f"{name}/{p.cmd_vel_out_topic}", RELIABLE)
                           for name in names[:k]]
         self._status_pub = self.create_publisher(OrcaStatus, "orca/status", 10)
         self._marker_pub = self.create_publisher(MarkerArray, "orca/markers", 50)
         self._raw_markers = raw
-        self._following: list[Parameter] = []  # agent parameters a node-wide change sets
         self._subscribe(p, raw)
-        self.add_on_set_parameters_callback(self._check_changes)
-        self.add_post_set_parameters_callback(self._apply_changes)
         self.create_timer(settings.time_step, self._step)
         log.info(f"ready: {k} agents, {len(names) - k} observed, {p.rate_hz:g} Hz, preferred "
                  f"velocity from {p.preferred_velocity_source}, "
                  f"{'serialized' if raw else 'object'} messages")
+
+    def deactivate(self) -> None:
+        """One zero command per controlled robot, then no more until activated."""
+        self._publish(lambda: self._publish_commands(np.zeros((self.fleet.controlled, 3))),
+                      "commands")
+
+    def cleanup(self) -> None:
+        if self._obstacles is not None:
+            self._obstacles.close()
+        self._obstacles = None
+        self.fleet = None
 
     def _subscribe(self, p, raw: bool) -> None:
         names, k = self.fleet.names, self.fleet.controlled
@@ -155,6 +171,8 @@ class OrcaNode(Node):
 
     # ------------------------------------------------------------------ parameters
     def _check_changes(self, params: list[Parameter]) -> SetParametersResult:
+        if self.fleet is None:  # not configured: configure reads the new values
+            return SetParametersResult(successful=True)
         try:
             requested_changes(self.fleet, params)
         except ValueError as exc:
@@ -162,6 +180,11 @@ class OrcaNode(Node):
         return SetParametersResult(successful=True)
 
     def _apply_changes(self, params: list[Parameter]) -> None:
+        if self.fleet is None:
+            for p in params:
+                if p.name in DYNAMIC:
+                    setattr(self.params, p.name, p.value)
+            return
         settings, agents = requested_changes(self.fleet, params)
         self.fleet.configure(settings)
         for name, changes in agents.items():
@@ -177,6 +200,13 @@ class OrcaNode(Node):
 
     # ------------------------------------------------------------------ the step
     def _step(self) -> None:
+        if not self.active:
+            return
+        if not self.kernels_ready.is_set():  # warming up: hold every robot
+            self._publish(lambda: self._publish_commands(np.zeros((self.fleet.controlled, 3))),
+                          "commands")
+            self._warn("warming-up", "kernels warming up: commanding zero velocity")
+            return
         started, now = time.perf_counter(), self._now()
         self._step_starts.append(now)
         while self._step_starts[0] <= now - 1.0:
@@ -270,8 +300,10 @@ class OrcaNode(Node):
                 MarkerArray(markers=[marker_from_data(frame, stamp, m) for m in chunk]))
 
     def close(self) -> None:
-        """Called by run_node once spinning has stopped: end the obstacle worker."""
-        self._obstacles.close()
+        """run_node's last call: a zero command per robot if active, the worker ended."""
+        super().close()
+        if self._obstacles is not None:
+            self._obstacles.close()
 
 
 def make_executor(node=None):

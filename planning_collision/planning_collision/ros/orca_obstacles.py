@@ -128,13 +128,15 @@ class ObstacleWorker:
     """
 
     def __init__(self, global_frame: str, obstacles_topic: str, occupied_threshold: int,
-                 unknown_is_occupied: bool, simplify_tolerance: float, logger):
+                 unknown_is_occupied: bool, simplify_tolerance: float, logger,
+                 kernels_ready: threading.Event | None = None):
         self.global_frame = global_frame
         self.obstacles_topic = obstacles_topic
         self.occupied_threshold = occupied_threshold
         self.unknown_is_occupied = unknown_is_occupied
         self.simplify_tolerance = simplify_tolerance
         self.log = logger
+        self.kernels_ready = kernels_ready  # building waits for the kernels to be loaded
         self.current = None  # the ORCA obstacle set in use (None: no obstacles)
         self.builds = 0  # obstacle sets swapped in so far
         self._array_polygons: list[np.ndarray] = []
@@ -167,6 +169,8 @@ class ObstacleWorker:
                 if self._closed:
                     return
                 pending, self._pending = self._pending, {}
+            if self.kernels_ready is not None:
+                self.kernels_ready.wait()
             try:
                 changed = []
                 if "obstacles" in pending and self._take_obstacles(pending["obstacles"]):

@@ -28,6 +28,7 @@ from planning_collision.fleet import (
 )
 from planning_collision.scenario import NAME_PATTERN
 
+from .lifecycle import AUTOSTART
 from .parameters import Param, ParameterError, declare
 
 STRINGS = Parameter.Type.STRING_ARRAY
@@ -35,6 +36,7 @@ DOUBLES = Parameter.Type.DOUBLE_ARRAY
 POSE_WITH_COVARIANCE, POSE_STAMPED = "PoseWithCovarianceStamped", "PoseStamped"
 
 PARAMETERS = (
+    AUTOSTART,
     Param("agents", [], "Namespaces of the robots this node controls, e.g. [robot1, robot2]. "
           "One node can run a whole fleet, or one node per robot (agents: [robotK], "
           "observed: the others) to spread a large fleet over machines.", type_hint=STRINGS),

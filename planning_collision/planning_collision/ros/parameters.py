@@ -40,9 +40,13 @@ class ParameterError(ValueError):
 
 
 def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
-    """Declare every parameter of ``params`` on ``node``; return their values by name."""
+    """Declare every parameter of ``params`` on ``node`` (one declared already keeps its
+    value: a lifecycle node configured again); return their values by name."""
     values = {}
     for spec in params:
+        if node.has_parameter(spec.name):  # declared by an earlier configure: keep it
+            values[spec.name] = node.get_parameter(spec.name).value
+            continue
         descriptor = ParameterDescriptor(
             description=spec.description + (f" One of: {', '.join(spec.choices)}."
                                              if spec.choices else ""),

@@ -51,6 +51,8 @@ from rclpy.executors import (
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+from .parameters import ParameterError
+
 SPIN_SLICE = 0.1
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # The process has ended this many seconds after the first stop signal was handled.
@@ -311,6 +313,11 @@ def run_node(
             executor.spin_once(timeout_sec=SPIN_SLICE)
     except StopRequested:
         stop.building = False
+    except ParameterError as exc:  # the user's error, named: no traceback
+        stop.building = False
+        name = node.get_name() if node is not None else Path(sys.argv[0]).stem
+        rclpy.logging.get_logger(name).error(f"cannot start: {exc}")
+        status = 1
     except BaseException:
         stop.building = False  # from here on a signal only starts the stop
         traceback.print_exc()

@@ -737,6 +737,8 @@ def test_check_path_takes_one_snapshot(monkeypatch):
     node.default_footprint = ConvexShape.circle((0, 0), 0.3)
     node._markers = None
     node._map_sub = SimpleNamespace(topic_name="/map")
+    node.active, node.kernels_ready = True, threading.Event()
+    node.kernels_ready.set()
     footprint_collides = grid.footprint_collides
     path = swap_path()
     request = path_request(path, 1, Shape(type=Shape.TYPE_CIRCLE, radius=0.3))

@@ -30,6 +30,7 @@ def server():
     rclpy.init(context=context)
     node = cs.CollisionServer(context=context, namespace="conc", parameter_overrides=[
         Parameter("publish_markers", value=False)])
+    assert node.kernels_ready.wait(300.0)
     executor = run.InlineGroupsExecutor(getattr(node, "inline_callback_groups", ()),
                                         getattr(node, "executor_threads", None),
                                         context=context)
