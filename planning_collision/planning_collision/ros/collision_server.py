@@ -31,7 +31,6 @@ from array import array
 import numpy as np
 from nav_msgs.msg import OccupancyGrid
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from visualization_msgs.msg import MarkerArray
 
 from planning_collision import geometry, grid
@@ -71,14 +70,8 @@ from .guards import answers, check_frame, topic_callback
 from .lifecycle import ManagedNode
 from .marker_queue import MarkerQueue
 from .parameters import ParameterError, declare
+from .qos import latched_or_volatile
 from .run import run_node
-
-
-def _qos(latched: bool) -> QoSProfile:
-    return QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
-                      reliability=ReliabilityPolicy.RELIABLE,
-                      durability=DurabilityPolicy.TRANSIENT_LOCAL if latched
-                      else DurabilityPolicy.VOLATILE)
 
 
 class CollisionServer(ManagedNode):
@@ -108,11 +101,12 @@ class CollisionServer(ManagedNode):
             raise ParameterError(f"query_threads must be >= 0, got {p.query_threads}")
         self.default_footprint = default_footprint(p)
         self._map_sub = self.create_subscription(
-            OccupancyGrid, p.map_topic, self._on_map, _qos(p.map_subscribe_transient_local),
+            OccupancyGrid, p.map_topic, self._on_map,
+            latched_or_volatile(p.map_subscribe_transient_local),
             callback_group=MutuallyExclusiveCallbackGroup())
         self._obstacles_sub = self.create_subscription(
             ObstacleArray, p.obstacles_topic, self._on_obstacles,
-            _qos(p.obstacles_subscribe_transient_local),
+            latched_or_volatile(p.obstacles_subscribe_transient_local),
             callback_group=MutuallyExclusiveCallbackGroup())
         if p.publish_markers:
             self._markers = MarkerQueue(p.global_frame, p.marker_lifetime,

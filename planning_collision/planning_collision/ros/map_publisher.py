@@ -22,7 +22,6 @@ from array import array
 from geometry_msgs.msg import Point
 from nav_msgs.msg import OccupancyGrid
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from planning_collision.grid.map_file import MapFile, load_map_file
 from planning_collision.scenario import (
@@ -36,6 +35,7 @@ from planning_collision_interfaces.msg import Obstacle, ObstacleArray, Shape
 
 from .conversions import quaternion_from_yaw
 from .parameters import Param, ParameterError, declare
+from .qos import LATCHED
 from .run import run_node
 
 PARAMETERS = (
@@ -51,10 +51,6 @@ PARAMETERS = (
     Param("republish_period", 0.0, "Seconds between republications (new stamps, same "
           "content); 0 = publish once, latched."),
 )
-
-LATCHED = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
-                     reliability=ReliabilityPolicy.RELIABLE,
-                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def occupancy_grid_msg(map_file: MapFile, frame_id: str, stamp) -> OccupancyGrid:

@@ -52,3 +52,23 @@ class TwistCodec:
             msg.header.frame_id = self._frames[i]
         twist.linear.x, twist.linear.y, twist.angular.z = vx, vy, wz
         return msg
+
+
+class LatestInputs:
+    """The latest message of each of ``n`` inputs (one per agent), stored by the callbacks
+    with their arrival time and handed to the control step once each: only the newest
+    counts, so a message superseded before the step is never decoded."""
+
+    def __init__(self, n: int):
+        self._latest: list = [None] * n
+        self._taken: list = [None] * n
+
+    def store(self, i: int, arrival: float, msg) -> None:
+        self._latest[i] = (msg, arrival)
+
+    def fresh(self):
+        """(i, message, arrival) of every input that changed since the last call."""
+        for i, entry in enumerate(self._latest):
+            if entry is not None and entry[0] is not self._taken[i]:
+                self._taken[i] = entry[0]
+                yield i, entry[0], entry[1]

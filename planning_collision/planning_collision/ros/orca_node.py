@@ -1,18 +1,14 @@
 """orca_node: ORCA collision avoidance for a robot fleet over ROS 2.
 
-A thin adapter around :class:`planning_collision.fleet.FleetController`: it converts
-messages into timestamped samples, runs one controller step per timer tick and publishes the
-commands, then the status and the markers (which can never change or hold back a command).
-Per controlled agent ``<name>``: in ``<name>/odom`` and a preferred velocity from a goal
-(``<name>/goal_pose``) or from the navigation stack's command (``<name>/cmd_vel_nav``); with
-``pose_source`` ``pose_topic`` also ``<name>/amcl_pose``, with ``tf`` the tf topics; out
-``<name>/cmd_vel`` (body frame). Observed agents only need odometry (and their pose source).
-Static obstacles come from an ObstacleArray topic and, optionally, the map; they are built
-off the control thread (:class:`.orca_obstacles.ObstacleWorker`). The parameters are in
-:mod:`.orca_parameters`; the dynamic ones change while the node runs.
+A thin adapter around :class:`planning_collision.fleet.FleetController`: it turns messages
+into timestamped samples, runs one controller step per timer tick and publishes the commands,
+then the status and the markers (which can never change or hold back a command). Per agent
+``<name>``: in ``<name>/odom``, a goal (``goal_pose``) or the navigation stack's command
+(``cmd_vel_nav``), and its pose source (``amcl_pose`` or tf); out ``<name>/cmd_vel`` (body
+frame). Static obstacles are built off the control thread (:mod:`.orca_obstacles`); the
+parameters are in :mod:`.orca_parameters`; the lifecycle in :mod:`.lifecycle`.
 
-Run: ``ros2 run planning_collision orca_node --ros-args --params-file config/orca.yaml`` or
-``python -m planning_collision.ros.orca_node``.
+Run: ``ros2 run planning_collision orca_node --ros-args --params-file config/orca.yaml``.
 """
 
 from __future__ import annotations
@@ -29,7 +25,6 @@ from nav_msgs.msg import OccupancyGrid, Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from visualization_msgs.msg import MarkerArray
 
 from planning_collision.fleet import FleetController
@@ -37,9 +32,8 @@ from planning_collision_interfaces.msg import ObstacleArray, OrcaStatus
 
 from . import cdr
 from .lifecycle import ManagedNode
-from .markers import marker_from_data
-from .message_codecs import TwistCodec, odometry_decoder
-from .orca_markers import chunks, fleet_markers
+from .message_codecs import LatestInputs, TwistCodec, odometry_decoder
+from .orca_markers import fleet_markers, publish_markers
 from .orca_obstacles import ObstacleWorker
 from .orca_parameters import (
     DYNAMIC,
@@ -51,15 +45,9 @@ from .orca_parameters import (
 from .orca_status import status_message
 from .parameters import ParameterError, declare
 from .pose_sources import subscribe_pose_sources
+from .qos import LATEST, RELIABLE, latched_or_volatile
 from .run import run_node
 
-LATCHED = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
-                     reliability=ReliabilityPolicy.RELIABLE,
-                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
-LATEST = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
-                    reliability=ReliabilityPolicy.BEST_EFFORT)  # matches any publisher
-RELIABLE = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
-                      reliability=ReliabilityPolicy.RELIABLE)
 WARN_PERIOD = 5.0
 
 
@@ -93,9 +81,7 @@ class OrcaNode(ManagedNode):
             log.warning(f"serialized messages not used ({problem}); using message objects")
         self._decode_odometry = odometry_decoder(raw)
         self._twist = TwistCodec(raw, p.stamped_cmd_vel, k)
-        self._odom_in: list = [None] * len(names)  # (message, arrival), written by callbacks
-        self._cmd_in: list = [None] * k
-        self._seen: dict[tuple[str, int], object] = {}  # what the step decoded already
+        self._odom_in, self._cmd_in = LatestInputs(len(names)), LatestInputs(k)
         self._step_starts: deque[float] = deque()
         self._markers_due = 0.0
         self._obstacles = ObstacleWorker(p.global_frame, p.obstacles_topic,
@@ -128,12 +114,12 @@ class OrcaNode(ManagedNode):
         names, k = self.fleet.names, self.fleet.controlled
         self.create_subscription(ObstacleArray, p.obstacles_topic,
                                  partial(self._obstacles.submit, "obstacles"),
-                                 LATCHED if p.obstacles_subscribe_transient_local else RELIABLE)
+                                 latched_or_volatile(p.obstacles_subscribe_transient_local))
         if p.use_map_obstacles:
             self.create_subscription(OccupancyGrid, p.map_topic, partial(self._obstacles.submit,
                                                                          "map"),
-                                     LATCHED if p.map_subscribe_transient_local else RELIABLE)
-        goal_qos = LATCHED if p.goal_subscribe_transient_local else RELIABLE
+                                     latched_or_volatile(p.map_subscribe_transient_local))
+        goal_qos = latched_or_volatile(p.goal_subscribe_transient_local)
         for i, name in enumerate(names):
             self.create_subscription(Odometry, f"{name}/{p.odom_topic}",
                                      partial(self._store, self._odom_in, i), LATEST, raw=raw)
@@ -150,8 +136,8 @@ class OrcaNode(ManagedNode):
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
-    def _store(self, box: list, i: int, msg) -> None:
-        box[i] = (msg, self._now())
+    def _store(self, inputs: LatestInputs, i: int, msg) -> None:
+        inputs.store(i, self._now(), msg)
 
     def _on_goal(self, i: int, msg: PoseStamped) -> None:
         name, frame = self.fleet.names[i], msg.header.frame_id
@@ -180,18 +166,16 @@ class OrcaNode(ManagedNode):
         return SetParametersResult(successful=True)
 
     def _apply_changes(self, params: list[Parameter]) -> None:
-        if self.fleet is None:
-            for p in params:
-                if p.name in DYNAMIC:
-                    setattr(self.params, p.name, p.value)
+        for p in params:
+            if p.name in DYNAMIC:
+                setattr(self.params, p.name, p.value)
+        if self.fleet is None:  # configure reads them
             return
         settings, agents = requested_changes(self.fleet, params)
         self.fleet.configure(settings)
         for name, changes in agents.items():
             self.fleet.set_agent(name, **changes)
         for p in params:
-            if p.name in DYNAMIC:
-                setattr(self.params, p.name, p.value)
             if p.name in ("radius", "max_speed"):  # keep every agent's own parameter true
                 self._following += [Parameter(f"{name}.{p.name}", value=p.value)
                                     for name in self.fleet.names]
@@ -254,27 +238,20 @@ class OrcaNode(ManagedNode):
 
     def _refresh_inputs(self) -> None:
         """Hand what arrived since the last step to the controller (the latest of each)."""
-        for i, entry in enumerate(self._odom_in):
-            if entry is None or self._seen.get(("odom", i)) is entry[0]:
-                continue
-            self._seen[("odom", i)] = entry[0]
+        names = self.fleet.names
+        for i, msg, arrival in self._odom_in.fresh():
             try:
-                numbers, child, stamp = self._decode_odometry(entry[0])
+                numbers, child, stamp = self._decode_odometry(msg)
             except Exception as exc:  # cdr.DecodeError, or whatever a bad message causes
-                self._warn(f"odom/{self.fleet.names[i]}",
-                           f"{self.fleet.names[i]}: odometry dropped: {exc}")
+                self._warn(f"odom/{names[i]}", f"{names[i]}: odometry dropped: {exc}")
                 continue
-            if self.fleet.odometry(i, entry[1], stamp, *numbers) and i < self.fleet.controlled:
+            if self.fleet.odometry(i, arrival, stamp, *numbers) and i < self.fleet.controlled:
                 self._twist.set_frame(i, child.decode(errors="replace"))
-        for i, entry in enumerate(self._cmd_in):
-            if entry is None or self._seen.get(("cmd", i)) is entry[0]:
-                continue
-            self._seen[("cmd", i)] = entry[0]
+        for i, msg, arrival in self._cmd_in.fresh():
             try:
-                self.fleet.nav_command(i, entry[1], None, *self._twist.decode(entry[0]))
+                self.fleet.nav_command(i, arrival, None, *self._twist.decode(msg))
             except Exception as exc:
-                self._warn(f"cmd/{self.fleet.names[i]}",
-                           f"{self.fleet.names[i]}: command dropped: {exc}")
+                self._warn(f"cmd/{names[i]}", f"{names[i]}: command dropped: {exc}")
 
     def _publish_commands(self, commands: np.ndarray) -> None:
         stamp = self.get_clock().now().to_msg()
@@ -290,14 +267,10 @@ class OrcaNode(ManagedNode):
         self._status_pub.publish(msg)
 
     def _publish_markers(self, step, stamp) -> None:
-        frame, lifetime = self.params.global_frame, max(1.0, 3.0 / self.params.marker_rate_hz)
-        data = fleet_markers(step, self.fleet.names, self.fleet.radius, self.fleet.max_speed,
-                             lifetime)
-        for chunk in chunks(data):
-            self._marker_pub.publish(
-                cdr.encode_marker_array(frame, stamp.sec, stamp.nanosec, chunk)
-                if self._raw_markers else
-                MarkerArray(markers=[marker_from_data(frame, stamp, m) for m in chunk]))
+        publish_markers(self._marker_pub, self._raw_markers, self.params.global_frame, stamp,
+                        fleet_markers(step, self.fleet.names, self.fleet.radius,
+                                      self.fleet.max_speed,
+                                      max(1.0, 3.0 / self.params.marker_rate_hz)))
 
     def close(self) -> None:
         """run_node's last call: a zero command per robot if active, the worker ended."""

@@ -14,20 +14,12 @@ from __future__ import annotations
 from functools import partial
 
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from tf2_msgs.msg import TFMessage
 
 from planning_collision.fleet import POSE_TOPIC, TF
 
 from .orca_parameters import POSE_STAMPED
-
-RELIABLE = QoSProfile(depth=5, history=HistoryPolicy.KEEP_LAST,
-                      reliability=ReliabilityPolicy.RELIABLE)
-TF_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST,
-                    reliability=ReliabilityPolicy.BEST_EFFORT)  # matches any publisher
-TF_STATIC_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
-                           reliability=ReliabilityPolicy.RELIABLE,
-                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
+from .qos import RELIABLE, TF_STATIC, TF_TOPIC
 
 
 def seconds(stamp) -> float:
@@ -45,8 +37,8 @@ def subscribe_pose_sources(node, fleet, p, warn) -> None:
                                      partial(_on_pose, fleet, p.global_frame, warn, i),
                                      RELIABLE)
     tf_agents = [i for i, source in enumerate(sources) if source == TF]
-    for topic, qos, static in ((p.tf_topic, TF_QOS, False),
-                               (p.tf_static_topic, TF_STATIC_QOS, True)):
+    for topic, qos, static in ((p.tf_topic, TF_TOPIC, False),
+                               (p.tf_static_topic, TF_STATIC, True)):
         shared = topic.startswith("/")
         for i in tf_agents[:1] if shared else tf_agents:
             frames = {p.odom_frame.replace("{name}", names[j]): j
