@@ -109,8 +109,10 @@ bench: $(VENV)/.stamp-bench
 		$(PY) $$script || failed="$$failed $$script"; done; \
 	if [ -n "$$failed" ]; then echo "missed a target or failed:$$failed"; exit 1; fi
 
+# MAKEFLAGS names the jobs, so colcon does not add -l<cores> (one compiler at a time on a loaded
+# machine).
 colcon: setup
-	$(PY) tools/colcon_check.py $(COLCON_WS)
+	MAKEFLAGS=-j$$(nproc) $(PY) tools/colcon_check.py $(COLCON_WS)
 
 clean:
 	rm -rf build install log $(VENV) $(JAZZY_VENV)
