@@ -17,7 +17,12 @@ setup(
         ("share/" + package_name + "/config/maps", glob("config/maps/*")),
         ("share/" + package_name + "/config/scenarios", glob("config/scenarios/*")),
     ],
-    install_requires=["setuptools", "numpy", "numba", "PyYAML", "matplotlib", "pillow"],
+    # The supported ranges (package.xml says the same): from Ubuntu 24.04's versions (ROS 2
+    # Jazzy and Kilted), tested in .venv-jazzy (requirements/jazzy/), to the newest releases,
+    # tested in .venv. Ubuntu's matplotlib 3.6.3 has no Python 3.12 wheel: .venv-jazzy has
+    # 3.7.3, and the plots were checked with 3.6.3 on Python 3.11.
+    install_requires=["setuptools", "numpy>=1.26,<3", "numba>=0.59", "PyYAML>=6.0",
+                      "matplotlib>=3.6", "pillow>=10.2"],
     extras_require={
         "test": ["pytest", "pytest-timeout", "hypothesis", "shapely", "scikit-image", "pyrvo"],
     },

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from importlib.metadata import distribution
+from importlib.metadata import distribution, version
 from pathlib import Path
 
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "planning_collision"
@@ -167,9 +171,83 @@ def test_launch_files_name_only_executables_parameters_and_files_that_exist():
     assert checked_parameters  # the inline-parameter check above did run
 
 
+@pytest.mark.timeout(660)  # the build's own limit below governs, not the suite's 300 s
 def test_colcon_builds_both_packages_and_they_import_from_install(tmp_path):
+    # colcon runs make with -l<cores> unless MAKEFLAGS names the jobs: on a shared machine
+    # whose load average stays above its core count, make then compiles one file at a time
+    # and waits between them (a 5-minute build instead of about one).
+    env = dict(os.environ, MAKEFLAGS=f"-j{os.cpu_count() or 1}")
     result = subprocess.run([sys.executable, str(REPO / "tools" / "colcon_check.py"),
                              str(tmp_path / "ws")], capture_output=True, text=True,
-                            timeout=600)
+                            timeout=600, env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "colcon build OK" in result.stdout
+
+
+# Runtime dependencies whose supported range setup.py and package.xml declare (pip name: rosdep
+# key), and the requirement files of the two environments CI tests them in.
+RANGED = {"numpy": "python3-numpy", "numba": "python3-numba", "PyYAML": "python3-yaml",
+          "matplotlib": "python3-matplotlib", "pillow": "python3-pil"}
+ENVIRONMENTS = {"main (.venv)": REPO / "requirements",
+                "Ubuntu 24.04 + Jazzy (.venv-jazzy)": REPO / "requirements" / "jazzy"}
+
+
+def declared_ranges() -> dict[str, SpecifierSet]:
+    """install_requires of setup.py, by name."""
+    for node in ast.walk(ast.parse((PACKAGE / "setup.py").read_text())):
+        if isinstance(node, ast.keyword) and node.arg == "install_requires":
+            return {r.name: r.specifier for r in map(Requirement, ast.literal_eval(node.value))}
+    raise AssertionError("setup.py has no install_requires")
+
+
+def pins(path: Path) -> dict[str, Version]:
+    out = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, _, pinned = line.partition("==")
+            assert pinned, f"{path}: {line!r} is not pinned"
+            out[name.strip().lower()] = Version(pinned)
+    return out
+
+
+def test_setup_py_and_package_xml_declare_the_same_ranges():
+    ranges = declared_ranges()
+    manifest = ET.parse(PACKAGE / "package.xml").getroot()
+    for name, key in RANGED.items():
+        spec = ranges[name]
+        assert any(s.operator == ">=" for s in spec), f"setup.py: {name} has no lower bound"
+        (element,) = [e for e in manifest if e.tag == "exec_depend" and e.text == key]
+        xml = SpecifierSet(",".join(f"{op}{element.get(attr)}" for attr, op in
+                                    (("version_gte", ">="), ("version_lt", "<"))
+                                    if element.get(attr)))
+        assert xml == spec, f"package.xml says {key} {xml}, setup.py says {name} {spec}"
+
+
+def test_both_environments_pin_inside_the_ranges_and_the_lowest_numpy_and_numba_are_tested():
+    ranges = declared_ranges()
+    pinned = {env: pins(folder / "runtime.txt") for env, folder in ENVIRONMENTS.items()}
+    for env, versions in pinned.items():
+        for name in RANGED:
+            assert versions[name.lower()] in ranges[name], \
+                f"{env} tests {name} {versions[name.lower()]}, outside {ranges[name]}"
+    oldest = pinned["Ubuntu 24.04 + Jazzy (.venv-jazzy)"]
+    for name in ("numpy", "numba"):
+        (low,) = [Version(s.version) for s in ranges[name] if s.operator == ">="]
+        assert oldest[name].release[:2] == low.release[:2], \
+            f"the lower bound {name} {low} is not what .venv-jazzy tests ({oldest[name]})"
+
+
+def test_this_environment_holds_versions_inside_the_ranges():
+    for name, spec in declared_ranges().items():
+        assert version(name) in spec, f"installed {name} {version(name)} is outside {spec}"
+
+
+def test_readme_names_the_numpy_and_numba_each_environment_tests():
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Supported ROS 2 distributions", 1)[1].split("\n## ", 1)[0]
+    for env, folder in ENVIRONMENTS.items():
+        versions = pins(folder / "runtime.txt")
+        for name in ("numpy", "numba"):
+            assert f"{name} {versions[name]}" in section, \
+                f"README's supported distributions do not name {name} {versions[name]} ({env})"
