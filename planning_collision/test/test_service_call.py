@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future
+from types import SimpleNamespace
 
 from planning_collision.ros.service_call import call_service
 
@@ -48,3 +49,39 @@ def test_no_answer_at_all_gives_none_at_the_timeout():
     assert call_service(FakeExecutor(), client, "q", timeout=0.3, retry_after=0.1) is None
     elapsed = time.monotonic() - started
     assert 0.29 <= elapsed < 2.0 and client.sent >= 3
+
+
+class WarmingClient(FakeClient):
+    """Answers 'warming up' to the first ``warm`` requests, then success."""
+
+    def __init__(self, warm: int):
+        super().__init__(answer_from=1)
+        self.warm = warm
+
+    def call_async(self, request):
+        self.sent += 1
+        future = Future()
+        ready = self.sent > self.warm
+        future.set_result(SimpleNamespace(success=ready, message="" if ready else
+                                          "collision_server is starting: its kernels are "
+                                          "warming up"))
+        return future
+
+
+class SpinningExecutor(FakeExecutor):
+    def spin_once(self, timeout_sec):
+        time.sleep(timeout_sec)
+
+
+def test_a_node_warming_up_is_asked_again_until_it_answers():
+    client = WarmingClient(warm=3)
+    reply = call_service(SpinningExecutor(), client, "q", timeout=5.0)
+    assert reply.success and client.sent == 4
+    # Told not to wait, the first answer comes back as it is.
+    client = WarmingClient(warm=3)
+    reply = call_service(SpinningExecutor(), client, "q", timeout=5.0, while_warming_up=False)
+    assert not reply.success and client.sent == 1
+    # Never ready: the last 'warming up' answer at the deadline.
+    client = WarmingClient(warm=10**9)
+    reply = call_service(SpinningExecutor(), client, "q", timeout=0.3)
+    assert not reply.success and "warming up" in reply.message

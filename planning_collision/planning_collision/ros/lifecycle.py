@@ -60,6 +60,7 @@ class ManagedNode(LifecycleNode):
         self.active = False
         self.configure_error = ""
         self._owned: list = []  # what configure created: released by cleanup
+        self._compiler: subprocess.Popen | None = None  # the warm-up's compiling process
 
     # ------------------------------------------------------------------ for subclasses
     def configure(self) -> None:
@@ -163,7 +164,10 @@ class ManagedNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS  # back to unconfigured
 
     def close(self) -> None:
-        """run_node's last call before the DDS teardown: stop as deactivate would."""
+        """run_node's last call before the DDS teardown: stop as deactivate would, and end
+        a kernel compilation still under way (it would outlive the node)."""
+        if self._compiler is not None and self._compiler.poll() is None:
+            self._compiler.kill()
         if self.active:
             self.active = False
             self.deactivate()
@@ -177,12 +181,13 @@ class ManagedNode(LifecycleNode):
                 log.info("kernels not in numba's cache: compiling them in a separate process "
                          "(run 'ros2 run planning_collision warmup' after installing to skip "
                          "this)")
-                compiled = subprocess.run(
+                self._compiler = subprocess.Popen(
                     [sys.executable, "-m", "planning_collision.warmup", *self.KERNELS],
-                    capture_output=True, text=True, timeout=900.0)
-                if compiled.returncode != 0:  # compile here: slower for the node, still right
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                _, errors = self._compiler.communicate(timeout=900.0)
+                if self._compiler.returncode != 0:  # compile here: slower, still right
                     log.warning(f"kernel warm-up in a separate process failed "
-                                f"({compiled.stderr.strip()[-300:]}); compiling in this one")
+                                f"({errors.strip()[-300:]}); compiling in this one")
             for name in self.KERNELS:
                 importlib.import_module(f"planning_collision.{name}").warmup()
         except Exception as exc:  # the kernels then compile on first use

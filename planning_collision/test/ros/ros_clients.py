@@ -62,20 +62,13 @@ class Client:
             self.executor.spin_once(timeout_sec=0.05)
 
     def call(self, srv_type, name: str, request, timeout: float = 30.0, process=None):
-        """Call a service; while the node answers that its kernels are warming up (its first
-        seconds), ask again, as a client of a starting node should."""
+        """Call a service (asking again while the node's kernels are warming up)."""
         client = self.client(srv_type, name)
         self.wait_for_service(srv_type, name, timeout, process)
-        deadline = time.monotonic() + timeout
-        while True:
-            reply = call_service(self.executor, client, request, timeout)
-            if reply is None:
-                raise TimeoutError(f"{name} did not answer within {timeout} s")
-            warming = not getattr(reply, "success", True) \
-                and "warming up" in getattr(reply, "message", "")
-            if not warming or time.monotonic() > deadline:
-                return reply
-            self.spin_for(0.05)
+        reply = call_service(self.executor, client, request, timeout)
+        if reply is None:
+            raise TimeoutError(f"{name} did not answer within {timeout} s")
+        return reply
 
     def call_async(self, srv_type, name: str, request):
         return self.client(srv_type, name).call_async(request)
