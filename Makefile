@@ -139,13 +139,16 @@ JAZZY_MAKE = $(MAKE) --no-print-directory VENV=$(JAZZY_VENV) REQ=requirements/ja
 # each node process (pytest fails on a node id that no longer exists).
 JAZZY_TESTS := \
 	planning_collision/test/geometry planning_collision/test/grid planning_collision/test/orca \
+	planning_collision/test/common planning_collision/test/fleet \
+	planning_collision/test/test_collision_world.py \
 	planning_collision/test/test_scenario.py planning_collision/test/test_simulation.py \
 	planning_collision/test/test_plots.py planning_collision/test/test_service_call.py \
 	planning_collision/test/test_packaging.py planning_collision/test/ros/test_interfaces.py \
 	planning_collision/test/ros/test_collision_server.py::test_line_of_sight_matches_the_grid_core \
 	planning_collision/test/ros/test_orca_node.py::test_fleet_wide_and_per_robot_deployments_cross_without_collision \
 	planning_collision/test/ros/test_fleet_sim.py::test_holonomic_robot_moves_forward_in_its_odometry_frame \
-	planning_collision/test/ros/test_map_publisher.py::test_a_late_subscriber_gets_the_latched_map_and_obstacles
+	planning_collision/test/ros/test_map_publisher.py::test_a_late_subscriber_gets_the_latched_map_and_obstacles \
+	planning_collision/test/ros/test_lifecycle.py::test_collision_server_configure_activate_deactivate_cleanup
 # The colcon build (another minute of C++) is left to `make colcon-jazzy`.
 JAZZY_DESELECT := -k "not test_colcon_builds_both_packages_and_they_import_from_install"
 
