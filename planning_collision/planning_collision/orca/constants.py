@@ -19,3 +19,8 @@ SEPARATION_SLACK = 1e-9
 #: radii enlarged by this fraction (see ``velocities``).  A Python-level default (passed to
 #: the kernels as an argument), so changing it needs no cache clearing.
 DEFAULT_KEEP_APART_MARGIN = 0.05
+
+#: Relative tolerance of the linear programs: an almost parallel half-plane may be violated
+#: by ``SPEED_TOLERANCE * max_speed`` (rounding noise of the current result is ~1e-16).
+SPEED_TOLERANCE = 1e-12
+

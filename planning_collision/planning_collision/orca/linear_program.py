@@ -15,19 +15,84 @@ The three programs follow van den Berg et al. and the RVO2 library:
   it keeps the first ``hard_count`` lines (obstacles, kinematic limits) and minimises the
   largest violation of the remaining ones.
 
-Everything is computed in float64 (RVO2 uses float32).
+Everything is computed in float64 (RVO2 uses float32).  One deliberate difference from
+RVO2: almost parallel lines (angle below ``EPSILON``) are not judged by one point alone in
+:func:`solve_on_line` but evaluated along the whole piece of line (issue #15).
 """
 
 import math
 
 import numba
 
-from .constants import EPSILON
+from .constants import EPSILON, SPEED_TOLERANCE
 
 
 @numba.njit(cache=True, error_model="numpy")
 def _det(ax, ay, bx, by):
     return ax * by - ay * bx
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _clip_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_opt, bx, by,
+                  t_left, t_right):
+    """Clip the piece ``t_left..t_right`` of line ``line_no`` by lines ``0..line_no-1``.
+
+    The line is parametrised as ``(bx, by) + t * d``; returns ``(ok, x, y)`` as
+    :func:`solve_on_line` does.  Every returned point has ``t`` within the given interval.
+    """
+    dx = directions[line_no, 0]
+    dy = directions[line_no, 1]
+    for i in range(line_no):
+        qx = directions[i, 0]
+        qy = directions[i, 1]
+        # Line i holds where numerator - t * denominator >= 0.
+        denominator = _det(dx, dy, qx, qy)
+        numerator = _det(qx, qy, bx - points[i, 0], by - points[i, 1])
+        if abs(denominator) <= EPSILON:
+            # (Almost) parallel lines.  RVO2 keeps or drops the whole line by the sign of
+            # the numerator at t = 0 alone, which is wrong when the lines, only almost
+            # parallel, cross inside the interval (issue #15): it then declares a feasible
+            # program infeasible, or ignores line i where it is violated.  Line i is
+            # evaluated at both ends of the interval instead (no division by the tiny
+            # denominator, whose sign may be rounding noise), with a slack of
+            # SPEED_TOLERANCE * speed: the current result may violate line i by rounding
+            # (~1e-16), and two lines that almost coincide would otherwise cut each other
+            # wherever that noise puts their crossing.
+            slack = SPEED_TOLERANCE * speed
+            at_left = numerator - t_left * denominator + slack
+            at_right = numerator - t_right * denominator + slack
+            if at_left < 0.0 and at_right < 0.0:
+                return False, 0.0, 0.0
+            if at_left >= 0.0 and at_right >= 0.0:
+                continue
+            t = t_left + (t_right - t_left) * (at_left / (at_left - at_right))
+            t = min(max(t, t_left), t_right)
+            if at_left < 0.0:
+                t_left = t
+            else:
+                t_right = t
+            continue
+        t = numerator / denominator
+        if denominator >= 0.0:
+            if t < t_right:
+                t_right = t
+        else:
+            if t > t_left:
+                t_left = t
+        if t_left > t_right:
+            return False, 0.0, 0.0
+    if direction_opt:
+        if opt_x * dx + opt_y * dy > 0.0:
+            t = t_right
+        else:
+            t = t_left
+    else:
+        t = dx * (opt_x - bx) + dy * (opt_y - by)
+        if t < t_left:
+            t = t_left
+        elif t > t_right:
+            t = t_right
+    return True, bx + t * dx, by + t * dy
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -48,39 +113,8 @@ def solve_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_op
         # The speed disc lies entirely on the forbidden side of the line.
         return False, 0.0, 0.0
     root = math.sqrt(discriminant)
-    t_left = -along - root
-    t_right = -along + root
-    for i in range(line_no):
-        qx = directions[i, 0]
-        qy = directions[i, 1]
-        denominator = _det(dx, dy, qx, qy)
-        numerator = _det(qx, qy, px - points[i, 0], py - points[i, 1])
-        if abs(denominator) <= EPSILON:
-            # (Almost) parallel lines: either line i excludes all of this line or none.
-            if numerator < 0.0:
-                return False, 0.0, 0.0
-            continue
-        t = numerator / denominator
-        if denominator >= 0.0:
-            if t < t_right:
-                t_right = t
-        else:
-            if t > t_left:
-                t_left = t
-        if t_left > t_right:
-            return False, 0.0, 0.0
-    if direction_opt:
-        if opt_x * dx + opt_y * dy > 0.0:
-            t = t_right
-        else:
-            t = t_left
-    else:
-        t = dx * (opt_x - px) + dy * (opt_y - py)
-        if t < t_left:
-            t = t_left
-        elif t > t_right:
-            t = t_right
-    return True, px + t * dx, py + t * dy
+    return _clip_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_opt,
+                         px, py, -along - root, -along + root)
 
 
 @numba.njit(cache=True, error_model="numpy")
