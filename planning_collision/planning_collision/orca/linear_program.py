@@ -15,16 +15,18 @@ The three programs follow van den Berg et al. and the RVO2 library:
   it keeps the first ``hard_count`` lines (obstacles, kinematic limits) and minimises the
   largest violation of the remaining ones.
 
-Everything is computed in float64 (RVO2 uses float32).  One deliberate difference from
-RVO2: almost parallel lines (angle below ``EPSILON``) are not judged by one point alone in
-:func:`solve_on_line` but evaluated along the whole piece of line (issue #15).
+Everything is computed in float64 (RVO2 uses float32).  Deliberate differences from RVO2,
+both in :func:`solve_on_line`: almost parallel lines (angle below ``EPSILON``) are not judged
+by one point alone but evaluated along the whole piece of line (issue #15); a line whose
+point lies far from the speed disc is solved in its Hesse form, so that every returned
+velocity stays within ``speed * (1 + SPEED_TOLERANCE)`` (issue #11).
 """
 
 import math
 
 import numba
 
-from .constants import EPSILON, SPEED_TOLERANCE
+from .constants import EPSILON, FAR_LINE, SPEED_TOLERANCE
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -102,19 +104,47 @@ def solve_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_op
     Returns ``(ok, x, y)``; ``ok`` is False when no point of the line is feasible.
     With ``direction_opt`` the optimisation direction ``(opt_x, opt_y)`` (unit) is
     maximised, otherwise the point closest to ``(opt_x, opt_y)`` is taken.
+
+    The returned point is within ``speed * (1 + SPEED_TOLERANCE)`` of the origin.  RVO2's
+    formula parametrises the line from its own point ``p`` and takes the chord from
+    ``|p| ** 2``: when ``p`` lies far from the disc compared with its size, cancellation
+    loses the disc's scale (beyond ``FAR_LINE`` disc radii it is lost entirely, and points
+    come out off the disc, or the chord shrinks to nothing).  Such a line, and any line
+    whose point came out beyond the tolerance (e.g. a cone leg at contact distance, whose
+    direction is not quite a unit vector), is solved in its Hesse form instead: the
+    normalised direction and the line's point nearest to the origin, whose size is that
+    of the disc.
     """
     px = points[line_no, 0]
     py = points[line_no, 1]
     dx = directions[line_no, 0]
     dy = directions[line_no, 1]
-    along = px * dx + py * dy
-    discriminant = along * along + speed * speed - (px * px + py * py)
-    if discriminant < 0.0:
-        # The speed disc lies entirely on the forbidden side of the line.
+    far = FAR_LINE * speed
+    if px * px + py * py <= far * far:
+        along = px * dx + py * dy
+        discriminant = along * along + speed * speed - (px * px + py * py)
+        if discriminant < 0.0:
+            # The speed disc lies entirely on the forbidden side of the line.
+            return False, 0.0, 0.0
+        root = math.sqrt(discriminant)
+        ok, x, y = _clip_on_line(points, directions, line_no, speed, opt_x, opt_y,
+                                 direction_opt, px, py, -along - root, -along + root)
+        limit = speed * (1.0 + SPEED_TOLERANCE)
+        if not ok or x * x + y * y <= limit * limit:
+            return ok, x, y
+    # Hesse form: unit direction u, signed offset c = det(u, p) of the origin, nearest
+    # point c * (-u_y, u_x), chord half-length sqrt(speed^2 - c^2) (in units of d).
+    length = math.sqrt(dx * dx + dy * dy)
+    if not length > 0.0:
         return False, 0.0, 0.0
-    root = math.sqrt(discriminant)
+    ux = dx / length
+    uy = dy / length
+    offset = _det(ux, uy, px, py)
+    if abs(offset) > speed:
+        return False, 0.0, 0.0
+    root = math.sqrt((speed - abs(offset)) * (speed + abs(offset))) / length
     return _clip_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_opt,
-                         px, py, -along - root, -along + root)
+                         -offset * uy, offset * ux, -root, root)
 
 
 @numba.njit(cache=True, error_model="numpy")

@@ -20,7 +20,7 @@ import numba
 import numpy as np
 
 from .constants import EPSILON, NONE
-from .validation import as_points, as_position
+from .validation import as_points, as_position, as_scalar
 
 
 class ObstacleSet(NamedTuple):
@@ -452,8 +452,6 @@ def query_visibility(obstacles: ObstacleSet, point1, point2, radius: float = 0.0
     """Whether a disc of ``radius`` can move from ``point1`` to ``point2`` (RVO2 semantics)."""
     a = as_position(point1, "point1")
     b = as_position(point2, "point2")
-    radius = float(radius)
-    if not np.isfinite(radius) or radius < 0.0:
-        raise ValueError(f"visibility radius must be finite and >= 0, got {radius}")
+    radius = as_scalar(radius, "visibility radius")
     return bool(_visible(a[0], a[1], b[0], b[1], radius, obstacles.points, obstacles.next_vertex,
                          obstacles.tree_vertex, obstacles.tree_left, obstacles.tree_right))

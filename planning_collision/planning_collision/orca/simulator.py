@@ -102,8 +102,8 @@ class OrcaSimulator:
         ``overrides`` may set any of radius, max_speed, neighbor_dist, max_neighbors,
         time_horizon, time_horizon_obst, responsibility (share others take when avoiding
         this agent; 1.0 for agents that do not avoid) and reactive (False: the agent keeps
-        its preferred velocity).  ``diff_drive`` (a :class:`DiffDriveLimits`) makes it a
-        unicycle with the given ``heading`` (rad).
+        its preferred velocity, up to its max speed).  ``diff_drive`` (a
+        :class:`DiffDriveLimits`) makes it a unicycle with the given ``heading`` (rad).
         """
         unknown = set(overrides) - set(self._defaults)
         if unknown:

@@ -6,6 +6,7 @@ and the ROS node both call.  From positions, current velocities and preferred ve
 the velocity closest to the preferred one inside all ORCA half-planes and the max-speed
 disc, or, when these are infeasible, the velocity of least worst violation of the agent
 half-planes (RVO2's linearProgram3; obstacle and other hard half-planes stay satisfied).
+No velocity is ever faster than the agent's max speed (see :func:`compute_velocities`).
 Agents are independent; large crowds are shared among threads
 (:mod:`~planning_collision.orca.agent_threads`).
 
@@ -14,7 +15,8 @@ Beyond RVO2 (all off by default, so the defaults reproduce RVO2):
 * ``responsibility`` per agent: the share of the avoidance that *other* agents take when
   they avoid this agent (0.5 reciprocal; 1.0 for a person or a robot that does not run
   ORCA, which is then avoided fully);
-* ``reactive`` per agent: False keeps the preferred velocity (no avoidance);
+* ``reactive`` per agent: False keeps the preferred velocity, limited to the max speed (no
+  avoidance);
 * ``symmetry_breaking``: a deterministic perturbation of the preferred velocities, of at
   most this length, drawn from ``(agent, seed)`` (RVO2's examples use random noise);
 * ``side_preference``: an agent held back by other agents (by their half-planes or by
@@ -74,13 +76,14 @@ brings Circle (250 and 32 agents) and Blocks to their goals without any pair clo
 steps (24 runs), faster than RVO2.
 """
 
+import math
 from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from .agent_threads import resolve_threads, run_in_chunks
-from .constants import DEFAULT_KEEP_APART_MARGIN
+from .constants import DEFAULT_KEEP_APART_MARGIN, SPEED_TOLERANCE
 from .linear_program import solve_incremental, solve_least_violation
 from .neighbors import build_grid, find_agent_neighbors, find_agents_within
 from .obstacles import ObstacleSet, empty_obstacles, find_obstacle_neighbors
@@ -118,7 +121,11 @@ class NeighborSet(NamedTuple):
 class VelocityResult(NamedTuple):
     """Output of :func:`compute_velocities`.
 
-    ``velocities`` (N, 2) new velocities; ``num_neighbors`` (N,) agent neighbours used;
+    ``velocities`` (N, 2) new velocities, each finite with
+    ``|v| <= max_speed * (1 + SPEED_TOLERANCE)`` (1e-12); ``speed_clamped`` (N,) True where
+    the last check before returning found a velocity that was not finite or faster than
+    that and replaced it (scaled to ``max_speed``, or zero if not finite) -- never expected,
+    reported so that a caller can log it; ``num_neighbors`` (N,) agent neighbours used;
     ``infeasible`` (N,) True where the half-planes had no common velocity within max speed
     (RVO2's linearProgram3 was used); ``num_lines`` and ``num_hard_lines`` (N,) count each
     agent's half-planes and the hard ones among them, ``num_obstacle_lines`` (N,) the
@@ -132,6 +139,7 @@ class VelocityResult(NamedTuple):
     num_lines: np.ndarray
     num_hard_lines: np.ndarray
     num_obstacle_lines: np.ndarray
+    speed_clamped: np.ndarray
     lines: LineSet | None = None
     neighbors: NeighborSet | None = None
 
@@ -177,9 +185,8 @@ def agent_parameters(n, *, radius, max_speed, neighbor_dist, max_neighbors, time
         max_speed=as_agent_values(max_speed, n, "max_speed"),
         neighbor_dist=as_agent_values(neighbor_dist, n, "neighbor_dist"),
         max_neighbors=as_agent_counts(max_neighbors, n, "max_neighbors"),
-        time_horizon=as_agent_values(time_horizon, n, "time_horizon", strictly_positive=True),
-        time_horizon_obst=as_agent_values(time_horizon_obst, n, "time_horizon_obst",
-                                          strictly_positive=True),
+        time_horizon=as_agent_values(time_horizon, n, "time_horizon", time=True),
+        time_horizon_obst=as_agent_values(time_horizon_obst, n, "time_horizon_obst", time=True),
         responsibility=as_agent_values(responsibility, n, "responsibility", maximum=1.0),
         reactive=as_agent_flags(reactive, n, "reactive"),
     )
@@ -189,9 +196,9 @@ def step_options(*, time_step, overlap_time=None, symmetry_breaking=0.0, seed=0,
                  side_preference=0.0, keep_apart=False,
                  keep_apart_margin=DEFAULT_KEEP_APART_MARGIN) -> StepOptions:
     """Validate the scalar settings of a step (``overlap_time`` None: the time step)."""
-    time_step = as_scalar(time_step, "time_step", strictly_positive=True)
+    time_step = as_scalar(time_step, "time_step", time=True)
     overlap = time_step if overlap_time is None else as_scalar(
-        overlap_time, "overlap_time", strictly_positive=True)
+        overlap_time, "overlap_time", time=True)
     try:
         seed = int(seed)
     except (TypeError, ValueError):
@@ -250,7 +257,13 @@ def compute_velocities(positions, velocities, pref_velocities, *, time_step, rad
     ``return_neighbors`` add every agent's half-planes and neighbours in CSR form.
     ``threads`` (None: automatic, one thread below
     :data:`~planning_collision.orca.agent_threads.PARALLEL_MIN_AGENTS` agents) sets how
-    many threads share the agents.  Raises ValueError on malformed input.
+    many threads share the agents.
+
+    Every returned velocity is finite with ``|v| <= max_speed * (1 + SPEED_TOLERANCE)``
+    (a relative 1e-12), for every input accepted; a non-reactive agent gets its preferred
+    velocity limited to its max speed.  Raises ValueError on malformed input and on values
+    outside ORCA's working range (:mod:`~planning_collision.orca.validation`: magnitudes up
+    to 1e9, times from 1e-9 s; numbers below 1e-100 count as zero), naming the argument.
     """
     pos = as_points(positions, "positions")
     n = pos.shape[0]
@@ -287,12 +300,14 @@ def solve_velocities(pos, vel, pref, params: AgentParameters, obstacles: Obstacl
     num_hard = np.zeros(n, np.int64)
     num_obstacle = np.zeros(n, np.int64)
     infeasible = np.zeros(n, np.bool_)
+    speed_clamped = np.zeros(n, np.bool_)
     if n:
         _run_kernel(pos, vel, pref, params, obstacles, extra, options, False, threads,
                     out_vel, num_neighbors, num_lines, num_hard, num_obstacle, infeasible,
-                    _NO_OFFSETS, _NO_POINTS, _NO_POINTS, _NO_OFFSETS, _NO_OFFSETS)
+                    speed_clamped, _NO_OFFSETS, _NO_POINTS, _NO_POINTS, _NO_OFFSETS,
+                    _NO_OFFSETS)
     result = VelocityResult(out_vel, num_neighbors, infeasible, num_lines, num_hard,
-                            num_obstacle)
+                            num_obstacle, speed_clamped)
     if return_lines or return_neighbors:
         lines, neighbors = collect_lines(pos, vel, params, obstacles, extra, options, result,
                                          threads=threads)
@@ -321,7 +336,7 @@ def collect_lines(pos, vel, params: AgentParameters, obstacles: ObstacleSet,
         _run_kernel(pos, vel, vel, params, obstacles, extra, options, True, threads,
                     result.velocities, result.num_neighbors, result.num_lines,
                     result.num_hard_lines, result.num_obstacle_lines, result.infeasible,
-                    line_offsets, line_points,
+                    result.speed_clamped, line_offsets, line_points,
                     line_dirs, nb_offsets, nb_indices)
     return LineSet(line_offsets, line_points, line_dirs), NeighborSet(nb_offsets, nb_indices)
 
@@ -392,6 +407,23 @@ def _respect_separation(rx, ry, line_points, line_dirs, start, end):
     return rx * scale, ry * scale
 
 
+@numba.njit(cache=True, error_model="numpy")
+def _within_speed(rx, ry, speed):
+    """Last line of defence: ``(x, y, acted)``, finite and within the speed limit.
+
+    The programs already return velocities within ``speed * (1 + SPEED_TOLERANCE)``; a
+    velocity that is not (a bug) is scaled back to ``speed`` (zero if not finite) and
+    reported.
+    """
+    limit = speed * (1.0 + SPEED_TOLERANCE)
+    if rx * rx + ry * ry <= limit * limit:
+        return rx, ry, False
+    if not (math.isfinite(rx) and math.isfinite(ry)):
+        return 0.0, 0.0, True
+    scale = speed / math.hypot(rx, ry)
+    return rx * scale, ry * scale, True
+
+
 @numba.njit(cache=True, error_model="numpy", nogil=True)
 def _process_agents(lo, hi, write_csr, pos, vel, pref, radius, max_speed, neighbor_dist,
                     max_neighbors, time_horizon, time_horizon_obst, responsibility, reactive,
@@ -400,7 +432,7 @@ def _process_agents(lo, hi, write_csr, pos, vel, pref, radius, max_speed, neighb
                     symmetry_breaking, side_preference, seed, keep_apart, plan_scale, reach,
                     grid, sizes,
                     out_vel, out_neighbors, out_lines, out_hard, out_obstacle, out_infeasible,
-                    line_offsets,
+                    out_clamped, line_offsets,
                     csr_points, csr_dirs, nb_offsets, csr_indices):
     """Agents ``lo..hi-1``: solve (``write_csr`` False) or copy lines and neighbours to CSR.
 
@@ -501,9 +533,16 @@ def _process_agents(lo, hi, write_csr, pos, vel, pref, radius, max_speed, neighb
         out_lines[i] = n_lines
         out_hard[i] = n_hard
         out_obstacle[i] = n_obstacle
+        speed = max_speed[i]
         if not reactive[i]:
-            out_vel[i, 0] = pref[i, 0]
-            out_vel[i, 1] = pref[i, 1]
+            # The preferred velocity, limited to the max speed as the programs start from.
+            rx = pref[i, 0]
+            ry = pref[i, 1]
+            if rx * rx + ry * ry > speed * speed:
+                norm = math.sqrt(rx * rx + ry * ry)
+                rx = rx / norm * speed
+                ry = ry / norm * speed
+            out_vel[i, 0], out_vel[i, 1], out_clamped[i] = _within_speed(rx, ry, speed)
             out_infeasible[i] = False
             continue
         ox = pref[i, 0]
@@ -512,7 +551,6 @@ def _process_agents(lo, hi, write_csr, pos, vel, pref, radius, max_speed, neighb
             ex, ey = perturbation(i, seed, symmetry_breaking)
             ox += ex
             oy += ey
-        speed = max_speed[i]
         rx, ry, infeasible = _solve(line_points, line_dirs, n_lines, n_hard, speed, ox, oy,
                                     proj_points, proj_dirs)
         if side_preference != 0.0:
@@ -529,6 +567,5 @@ def _process_agents(lo, hi, write_csr, pos, vel, pref, radius, max_speed, neighb
                                             proj_dirs)
         if keep_apart:
             rx, ry = _respect_separation(rx, ry, line_points, line_dirs, sep_start, sep_end)
-        out_vel[i, 0] = rx
-        out_vel[i, 1] = ry
+        out_vel[i, 0], out_vel[i, 1], out_clamped[i] = _within_speed(rx, ry, speed)
         out_infeasible[i] = infeasible
