@@ -4,7 +4,8 @@ RVO2's rules apply: an obstacle is a list of at least two vertices, counter-cloc
 solid polygon and clockwise for an enclosing boundary (agents inside); a two-vertex obstacle
 is a thin wall.  Every vertex starts an edge to the next vertex; a vertex is *convex* when
 the polygon turns left (or goes straight) there, and both vertices of a two-vertex obstacle
-are convex.  Agents only see an edge from its right side (the outside of a CCW polygon).
+are convex.  Agents only see an edge from its right side (the outside of a CCW polygon)
+or from exactly on its line (RVO2: strictly right only).
 
 :func:`build_obstacles` turns the polygons into an :class:`ObstacleSet` of flat arrays (built
 once per obstacle set, usable from numba kernels).  Its binary space partition follows
@@ -368,8 +369,10 @@ def find_obstacle_neighbors(px, py, range_sq, points, nxt, tree_vertex, tree_lef
         ey = points[v2, 1] - points[v1, 1]
         len_sq = ex * ex + ey * ey
         if side * side / len_sq < range_sq:
-            if side < 0.0:
-                # The agent is on the right (outer) side of the edge: consider it.
+            if side <= 0.0:
+                # The agent is on the right (outer) side of the edge: consider it.  RVO2
+                # requires side < 0, which leaves an agent whose centre lies exactly on
+                # the edge's line (overlapping it) blind to the edge.
                 r = ((px - points[v1, 0]) * ex + (py - points[v1, 1]) * ey) / len_sq
                 if r < 0.0:
                     dx = px - points[v1, 0]

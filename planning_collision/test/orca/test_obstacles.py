@@ -164,3 +164,18 @@ def test_clockwise_boundary_encloses_agents_like_rvo2():
         walled.set_pref_velocities(2.0 * pos / np.hypot(*pos.T)[:, None])
         walled.step()
         assert np.abs(walled.positions).max() <= 10.0 - 0.5 + 1e-6
+
+
+def test_an_agent_centred_on_an_obstacle_edge_sees_it():
+    """RVO2 only considers edges the agent is strictly right of: an agent whose centre lies
+    exactly on an edge's line (overlapping the wall) saw no edge there and drove into it."""
+    obstacles = build_obstacles([[(1.0, 1.0), (2.0, 1.0), (2.0, 2.0), (1.0, 2.0)],
+                                 [(-3.0, 0.0), (-3.0, 1.0)]])
+    inward = {(1.5, 1.0): (0.0, 1.0), (1.0, 1.0): (1.0, 1.0), (2.0, 1.5): (-1.0, 0.0),
+              (-3.0, 0.5): (1.0, 0.0)}
+    for position, towards in inward.items():
+        r = compute_velocities([position], [[0.0, 0.0]], [towards], time_step=0.1,
+                               radius=0.3, max_speed=1.0, neighbor_dist=5.0, max_neighbors=10,
+                               time_horizon=2.0, time_horizon_obst=2.0, obstacles=obstacles)
+        assert r.num_obstacle_lines[0] >= 1
+        assert np.dot(r.velocities[0], towards) <= 1e-12  # no velocity into the obstacle
