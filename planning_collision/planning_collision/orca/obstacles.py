@@ -10,8 +10,21 @@ or from exactly on its line (RVO2: strictly right only).
 :func:`build_obstacles` turns the polygons into an :class:`ObstacleSet` of flat arrays (built
 once per obstacle set, usable from numba kernels).  Its binary space partition follows
 RVO2's ``buildObstacleTree``: each node splits on the edge that best balances the two sides,
-and edges crossing the split line are cut in two (the cut adds a convex vertex), so the edge
-list and the order in which neighbours are found are the same as in RVO2.
+and edges crossing the split line are cut in two (the cut adds a convex vertex).  RVO2 finds
+that edge by trying every edge against every other, O(m^2) per node, which took minutes
+for a 10,000-vertex polygon or a large map.  Nodes of up to ``EXACT_SPLIT_MAX`` (256) edges
+still do so; larger nodes try ``SPLIT_SAMPLES`` evenly spaced candidates with RVO2's
+criterion, so the build takes O(n log n).
+
+What that changes, precisely: for sets of at most 256 edges nothing (the edge list, the cut
+vertices and the order in which neighbours are found are RVO2's).  For larger sets the tree
+is different, so edges are cut at other places: the edge list has other cut vertices (the
+same polygons, cut into other pieces), and an agent's obstacle half-planes can differ from
+RVO2's where a cut vertex lies within its range (RVO2 treats a cut vertex as a convex
+corner).  The queries keep their contracts: :func:`find_obstacle_neighbors` returns every
+edge of the set within range that faces the agent, nearest first, as a scan of all edges
+does (equal distances may come in another order), and :func:`query_visibility` applies
+RVO2's test to every edge that can block the segment.
 """
 
 import functools
@@ -21,7 +34,13 @@ import numba
 import numpy as np
 
 from .constants import EPSILON, NONE
-from .validation import as_points, as_position, as_scalar
+from .validation import MAX_MAGNITUDE, TINY, as_points, as_position, as_scalar
+
+#: Tree nodes with at most this many edges choose their split edge as RVO2 does, by trying
+#: every edge (O(m^2)); so sets of up to this many edges get exactly RVO2's tree.
+EXACT_SPLIT_MAX = 256
+#: Larger nodes try this many evenly spaced candidate edges (O(m) per node).
+SPLIT_SAMPLES = 16
 
 
 class ObstacleSet(NamedTuple):
@@ -57,44 +76,51 @@ def empty_obstacles() -> ObstacleSet:
 
 
 def polygon_vertex_arrays(polygons):
-    """Validate ``polygons`` and return the flat vertex arrays before the tree is built."""
-    pts = []
+    """Validate ``polygons`` and return the flat vertex arrays before the tree is built.
+
+    Vectorised over all vertices (a map can hand over thousands of small polygons); the
+    per-polygon loop only converts and checks shapes.
+    """
+    arrays = []
     for k, poly in enumerate(polygons):
-        verts = as_points(poly, f"obstacle {k} vertices")
+        name = f"obstacle {k} vertices"
+        try:
+            verts = np.asarray(poly, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be numeric with shape (K, 2): {exc}") from None
+        if verts.ndim != 2 or verts.shape[1] != 2:
+            raise ValueError(f"{name} must have shape (K, 2), got {verts.shape}")
         if verts.shape[0] < 2:
             raise ValueError(f"obstacle {k} has {verts.shape[0]} vertices; at least 2 needed")
-        edge = np.roll(verts, -1, axis=0) - verts
-        if np.any(np.hypot(edge[:, 0], edge[:, 1]) == 0.0):
-            raise ValueError(f"obstacle {k} has two consecutive equal vertices")
-        pts.append(verts)
-    n = sum(p.shape[0] for p in pts)
-    points = np.empty((n, 2))
-    directions = np.empty((n, 2))
-    nxt = np.empty(n, np.int64)
-    prv = np.empty(n, np.int64)
-    convex = np.empty(n, np.bool_)
-    polygon = np.empty(n, np.int64)
-    start = 0
-    for k, verts in enumerate(pts):
-        m = verts.shape[0]
-        idx = np.arange(m)
-        points[start:start + m] = verts
-        nxt[start:start + m] = start + (idx + 1) % m
-        prv[start:start + m] = start + (idx - 1) % m
-        edge = np.roll(verts, -1, axis=0) - verts
-        directions[start:start + m] = edge / np.hypot(edge[:, 0], edge[:, 1])[:, None]
-        if m == 2:
-            convex[start:start + m] = True
-        else:
-            before = np.roll(verts, 1, axis=0)
-            after = np.roll(verts, -1, axis=0)
-            # leftOf(previous, vertex, next) >= 0: the boundary turns left (or not at all).
-            turn = ((before[:, 0] - after[:, 0]) * (verts[:, 1] - before[:, 1])
-                    - (before[:, 1] - after[:, 1]) * (verts[:, 0] - before[:, 0]))
-            convex[start:start + m] = turn >= 0.0
-        polygon[start:start + m] = k
-        start += m
-    return points, directions, nxt, prv, convex, polygon
+        arrays.append(verts)
+    counts = np.array([a.shape[0] for a in arrays], np.int64)
+    points = np.concatenate(arrays) if arrays else np.empty((0, 2))
+    n = points.shape[0]
+    polygon = np.repeat(np.arange(len(arrays), dtype=np.int64), counts)
+    first = np.zeros(len(arrays), np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    bad = ~np.all(np.isfinite(points) & (np.abs(points) <= MAX_MAGNITUDE), axis=1)
+    if bad.any():  # as_points raises with its message, naming the first such polygon
+        k = int(polygon[np.flatnonzero(bad)[0]])
+        as_points(arrays[k], f"obstacle {k} vertices")
+    points[np.abs(points) < TINY] = 0.0  # as as_points does
+    local = np.arange(n, dtype=np.int64) - first[polygon]
+    nxt = first[polygon] + (local + 1) % counts[polygon]
+    prv = first[polygon] + (local - 1) % counts[polygon]
+    edge = points[nxt] - points
+    length = np.hypot(edge[:, 0], edge[:, 1])
+    if np.any(length == 0.0):
+        k = int(polygon[np.flatnonzero(length == 0.0)[0]])
+        raise ValueError(f"obstacle {k} has two consecutive equal vertices")
+    directions = edge / length[:, None]
+    before = points[prv]
+    after = points[nxt]
+    # leftOf(previous, vertex, next) >= 0: the boundary turns left (or not at all); both
+    # vertices of a two-vertex wall are convex.
+    turn = ((before[:, 0] - after[:, 0]) * (points[:, 1] - before[:, 1])
+            - (before[:, 1] - after[:, 1]) * (points[:, 0] - before[:, 0]))
+    convex = (turn >= 0.0) | (counts[polygon] == 2)
+    return (np.ascontiguousarray(points), directions, nxt, prv, convex, polygon)
 
 
 def build_obstacles(polygons) -> ObstacleSet:
@@ -103,7 +129,7 @@ def build_obstacles(polygons) -> ObstacleSet:
     n = points.shape[0]
     (points, directions, nxt, prv, convex, polygon, n_vertices,
      tree_vertex, tree_left, tree_right, n_nodes) = _build_tree(
-        points, directions, nxt, prv, convex, polygon, n)
+        points, directions, nxt, prv, convex, polygon, n, EXACT_SPLIT_MAX, SPLIT_SAMPLES)
     return ObstacleSet(
         points=points[:n_vertices].copy(),
         directions=directions[:n_vertices].copy(),
@@ -150,7 +176,7 @@ def _grow_flags(a, capacity):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _build_tree(points, directions, nxt, prv, convex, polygon, n):
+def _build_tree(points, directions, nxt, prv, convex, polygon, n, exact_max, split_samples):
     """Binary space partition of the edges (RVO2's rules), cutting edges that straddle.
 
     Returns the (possibly grown) vertex arrays, the vertex count and the tree arrays.
@@ -208,10 +234,14 @@ def _build_tree(points, directions, nxt, prv, convex, polygon, n):
 
         # Choose the edge whose line splits the others most evenly: minimise
         # (max(left, right), min(left, right)) lexicographically, first edge on ties.
+        # RVO2 tries every edge (O(size^2)); above exact_max edges only split_samples
+        # evenly spaced candidates are tried.
         best = 0
         best_left = size
         best_right = size
-        for a in range(size):
+        candidates = size if size <= exact_max else split_samples
+        for c in range(candidates):
+            a = c if size <= exact_max else (c * size) // candidates
             i1 = pool[start + a]
             i2 = nxt[i1]
             ax = points[i1, 0]
