@@ -23,10 +23,30 @@ velocity stays within ``speed * (1 + SPEED_TOLERANCE)`` (issue #11).
 """
 
 import math
+from typing import NamedTuple
 
 import numba
 
 from .constants import EPSILON, FAR_LINE, SPEED_TOLERANCE
+from .vector import Vector
+
+
+class LineOptimum(NamedTuple):
+    """Result of :func:`solve_on_line`: ``found`` False when no point of the line is feasible
+    (then ``x``, ``y`` are 0)."""
+
+    found: bool
+    x: float
+    y: float
+
+
+class ProgramResult(NamedTuple):
+    """Result of :func:`solve_incremental`: ``failed_line`` is the number of lines when all
+    are satisfied, else the first line that could not be, with the result so far."""
+
+    failed_line: int
+    x: float
+    y: float
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -39,7 +59,7 @@ def _clip_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_op
                   t_left, t_right):
     """Clip the piece ``t_left..t_right`` of line ``line_no`` by lines ``0..line_no-1``.
 
-    The line is parametrised as ``(bx, by) + t * d``; returns ``(ok, x, y)`` as
+    The line is parametrised as ``(bx, by) + t * d``; returns a :class:`LineOptimum` as
     :func:`solve_on_line` does.  Every returned point has ``t`` within the given interval.
     """
     dx = directions[line_no, 0]
@@ -64,7 +84,7 @@ def _clip_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_op
             at_left = numerator - t_left * denominator + slack
             at_right = numerator - t_right * denominator + slack
             if at_left < 0.0 and at_right < 0.0:
-                return False, 0.0, 0.0
+                return LineOptimum(False, 0.0, 0.0)
             if at_left >= 0.0 and at_right >= 0.0:
                 continue
             t = t_left + (t_right - t_left) * (at_left / (at_left - at_right))
@@ -82,7 +102,7 @@ def _clip_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_op
             if t > t_left:
                 t_left = t
         if t_left > t_right:
-            return False, 0.0, 0.0
+            return LineOptimum(False, 0.0, 0.0)
     if direction_opt:
         if opt_x * dx + opt_y * dy > 0.0:
             t = t_right
@@ -94,14 +114,14 @@ def _clip_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_op
             t = t_left
         elif t > t_right:
             t = t_right
-    return True, bx + t * dx, by + t * dy
+    return LineOptimum(True, bx + t * dx, by + t * dy)
 
 
 @numba.njit(cache=True, error_model="numpy")
 def solve_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_opt):
     """Best point on line ``line_no`` inside the speed disc and lines ``0..line_no-1``.
 
-    Returns ``(ok, x, y)``; ``ok`` is False when no point of the line is feasible.
+    Returns a :class:`LineOptimum`; ``found`` is False when no point of the line is feasible.
     With ``direction_opt`` the optimisation direction ``(opt_x, opt_y)`` (unit) is
     maximised, otherwise the point closest to ``(opt_x, opt_y)`` is taken.
 
@@ -125,23 +145,23 @@ def solve_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_op
         discriminant = along * along + speed * speed - (px * px + py * py)
         if discriminant < 0.0:
             # The speed disc lies entirely on the forbidden side of the line.
-            return False, 0.0, 0.0
+            return LineOptimum(False, 0.0, 0.0)
         root = math.sqrt(discriminant)
-        ok, x, y = _clip_on_line(points, directions, line_no, speed, opt_x, opt_y,
-                                 direction_opt, px, py, -along - root, -along + root)
+        rvo2 = _clip_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_opt,
+                             px, py, -along - root, -along + root)
         limit = speed * (1.0 + SPEED_TOLERANCE)
-        if not ok or x * x + y * y <= limit * limit:
-            return ok, x, y
+        if not rvo2.found or rvo2.x * rvo2.x + rvo2.y * rvo2.y <= limit * limit:
+            return rvo2
     # Hesse form: unit direction u, signed offset c = det(u, p) of the origin, nearest
     # point c * (-u_y, u_x), chord half-length sqrt(speed^2 - c^2) (in units of d).
     length = math.sqrt(dx * dx + dy * dy)
     if not length > 0.0:
-        return False, 0.0, 0.0
+        return LineOptimum(False, 0.0, 0.0)
     ux = dx / length
     uy = dy / length
     offset = _det(ux, uy, px, py)
     if abs(offset) > speed:
-        return False, 0.0, 0.0
+        return LineOptimum(False, 0.0, 0.0)
     root = math.sqrt((speed - abs(offset)) * (speed + abs(offset))) / length
     return _clip_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_opt,
                          -offset * uy, offset * ux, -root, root)
@@ -151,8 +171,8 @@ def solve_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_op
 def solve_incremental(points, directions, count, speed, opt_x, opt_y, direction_opt):
     """Velocity closest to ``opt`` (or furthest along ``opt``) satisfying ``count`` lines.
 
-    Returns ``(fail_line, x, y)``: ``fail_line == count`` on success, otherwise the index
-    of the first line that could not be satisfied, with ``(x, y)`` the result so far.
+    Returns a :class:`ProgramResult`: ``failed_line == count`` on success, otherwise the
+    index of the first line that could not be satisfied, with ``(x, y)`` the result so far.
     """
     if direction_opt:
         rx = opt_x * speed
@@ -167,12 +187,12 @@ def solve_incremental(points, directions, count, speed, opt_x, opt_y, direction_
     for i in range(count):
         if _det(directions[i, 0], directions[i, 1],
                 points[i, 0] - rx, points[i, 1] - ry) > 0.0:
-            ok, nx, ny = solve_on_line(points, directions, i, speed, opt_x, opt_y, direction_opt)
-            if not ok:
-                return i, rx, ry
-            rx = nx
-            ry = ny
-    return count, rx, ry
+            best = solve_on_line(points, directions, i, speed, opt_x, opt_y, direction_opt)
+            if not best.found:
+                return ProgramResult(i, rx, ry)
+            rx = best.x
+            ry = best.y
+    return ProgramResult(count, rx, ry)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -182,7 +202,8 @@ def solve_least_violation(points, directions, count, hard_count, begin, speed, r
 
     The first ``hard_count`` lines stay hard constraints.  ``(rx, ry)`` is the partial
     result of :func:`solve_incremental` that failed at ``begin``.  ``proj_points`` and
-    ``proj_directions`` are scratch buffers with at least ``count`` rows.
+    ``proj_directions`` are scratch buffers with at least ``count`` rows.  Returns the
+    velocity (a :class:`~planning_collision.orca.vector.Vector`).
     """
     for k in range(hard_count):
         proj_points[k, 0] = points[k, 0]
@@ -220,12 +241,11 @@ def solve_least_violation(points, directions, count, hard_count, begin, speed, r
                 proj_directions[n, 0] = bx / norm
                 proj_directions[n, 1] = by / norm
                 n += 1
-            fail, nx, ny = solve_incremental(proj_points, proj_directions, n, speed, -iy, ix,
-                                             True)
-            if fail >= n:
+            result = solve_incremental(proj_points, proj_directions, n, speed, -iy, ix, True)
+            if result.failed_line >= n:
                 # Otherwise a rounding error made the (by construction feasible) program
                 # fail; the previous result is kept, as in RVO2.
-                rx = nx
-                ry = ny
+                rx = result.x
+                ry = result.y
             distance = _det(ix, iy, points[i, 0] - rx, points[i, 1] - ry)
-    return rx, ry
+    return Vector(rx, ry)

@@ -7,7 +7,7 @@ the polygon turns left (or goes straight) there, and both vertices of a two-vert
 are convex.  Agents only see an edge from its right side (the outside of a CCW polygon)
 or from exactly on its line (RVO2: strictly right only).
 
-:func:`build_obstacles` turns the polygons into an :class:`ObstacleSet` of flat arrays (built
+:func:`build_obstacles` turns the polygons into an :class:`ObstacleTree` of flat arrays (built
 once per obstacle set, usable from numba kernels).  Its binary space partition follows
 RVO2's ``buildObstacleTree``: each node splits on the edge that best balances the two sides,
 and edges crossing the split line are cut in two (the cut adds a convex vertex).  RVO2 finds
@@ -43,8 +43,36 @@ EXACT_SPLIT_MAX = 256
 SPLIT_SAMPLES = 16
 
 
-class ObstacleSet(NamedTuple):
-    """Processed obstacles (all arrays; vertex ``k`` starts the edge ``k -> next_vertex[k]``).
+class ObstacleVertices(NamedTuple):
+    """The edges of the polygons: vertex ``k`` starts the edge ``k -> next_vertex[k]``.
+
+    ``points`` (V, 2), ``directions`` (V, 2) unit edge directions, ``next_vertex`` and
+    ``prev_vertex`` (V,), ``convex`` (V,) bool, ``polygon`` (V,) index of the input polygon.
+    """
+
+    points: np.ndarray
+    directions: np.ndarray
+    next_vertex: np.ndarray
+    prev_vertex: np.ndarray
+    convex: np.ndarray
+    polygon: np.ndarray
+
+
+class BuiltTree(NamedTuple):
+    """What :func:`_build_tree` returns: grown vertex arrays (the first ``vertex_count``
+    used) and tree arrays (the first ``node_count`` used)."""
+
+    vertices: ObstacleVertices
+    vertex_count: int
+    tree_vertex: np.ndarray
+    tree_left: np.ndarray
+    tree_right: np.ndarray
+    node_count: int
+
+
+class ObstacleTree(NamedTuple):
+    """Processed obstacles: the edges and RVO2's tree over them (all arrays; vertex ``k``
+    starts the edge ``k -> next_vertex[k]``).
 
     ``points`` (V, 2), ``directions`` (V, 2) unit edge directions, ``next_vertex`` and
     ``prev_vertex`` (V,), ``convex`` (V,) bool, ``polygon`` (V,) index of the input polygon;
@@ -70,7 +98,7 @@ class ObstacleSet(NamedTuple):
 
 
 @functools.cache
-def empty_obstacles() -> ObstacleSet:
+def empty_obstacles() -> ObstacleTree:
     """An obstacle set without obstacles (shared; the kernels never modify obstacles)."""
     return build_obstacles([])
 
@@ -120,27 +148,26 @@ def polygon_vertex_arrays(polygons):
     turn = ((before[:, 0] - after[:, 0]) * (points[:, 1] - before[:, 1])
             - (before[:, 1] - after[:, 1]) * (points[:, 0] - before[:, 0]))
     convex = (turn >= 0.0) | (counts[polygon] == 2)
-    return (np.ascontiguousarray(points), directions, nxt, prv, convex, polygon)
+    return ObstacleVertices(np.ascontiguousarray(points), directions, nxt, prv, convex, polygon)
 
 
-def build_obstacles(polygons) -> ObstacleSet:
-    """Process a sequence of polygons (each (K, 2), K >= 2) into an :class:`ObstacleSet`."""
-    points, directions, nxt, prv, convex, polygon = polygon_vertex_arrays(polygons)
-    n = points.shape[0]
-    (points, directions, nxt, prv, convex, polygon, n_vertices,
-     tree_vertex, tree_left, tree_right, n_nodes) = _build_tree(
-        points, directions, nxt, prv, convex, polygon, n, EXACT_SPLIT_MAX, SPLIT_SAMPLES)
-    return ObstacleSet(
-        points=points[:n_vertices].copy(),
-        directions=directions[:n_vertices].copy(),
-        next_vertex=nxt[:n_vertices].copy(),
-        prev_vertex=prv[:n_vertices].copy(),
-        convex=convex[:n_vertices].copy(),
-        polygon=polygon[:n_vertices].copy(),
-        tree_vertex=tree_vertex[:n_nodes].copy(),
-        tree_left=tree_left[:n_nodes].copy(),
-        tree_right=tree_right[:n_nodes].copy(),
-        num_input_vertices=n,
+def build_obstacles(polygons) -> ObstacleTree:
+    """Process a sequence of polygons (each (K, 2), K >= 2) into an :class:`ObstacleTree`."""
+    vertices = polygon_vertex_arrays(polygons)
+    built = _build_tree(vertices, EXACT_SPLIT_MAX, SPLIT_SAMPLES)
+    v = built.vertex_count
+    t = built.node_count
+    return ObstacleTree(
+        points=built.vertices.points[:v].copy(),
+        directions=built.vertices.directions[:v].copy(),
+        next_vertex=built.vertices.next_vertex[:v].copy(),
+        prev_vertex=built.vertices.prev_vertex[:v].copy(),
+        convex=built.vertices.convex[:v].copy(),
+        polygon=built.vertices.polygon[:v].copy(),
+        tree_vertex=built.tree_vertex[:t].copy(),
+        tree_left=built.tree_left[:t].copy(),
+        tree_right=built.tree_right[:t].copy(),
+        num_input_vertices=vertices.points.shape[0],
     )
 
 
@@ -176,20 +203,22 @@ def _grow_flags(a, capacity):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _build_tree(points, directions, nxt, prv, convex, polygon, n, exact_max, split_samples):
+def _build_tree(vertices, exact_max, split_samples):
     """Binary space partition of the edges (RVO2's rules), cutting edges that straddle.
 
-    Returns the (possibly grown) vertex arrays, the vertex count and the tree arrays.
-    The recursion of RVO2 is replaced by an explicit stack that visits the left subtree
-    before the right one, so added vertices get the same numbering.
+    ``vertices`` is an :class:`ObstacleVertices`; returns a :class:`BuiltTree` (the vertex
+    arrays grow by the cut vertices).  The recursion of RVO2 is replaced by an explicit
+    stack that visits the left subtree before the right one, so added vertices get the
+    same numbering.
     """
+    n = vertices.points.shape[0]
     cap = max(n * 2, 4)
-    points = _grow_points(points, cap)
-    directions = _grow_points(directions, cap)
-    nxt = _grow_ints(nxt, cap)
-    prv = _grow_ints(prv, cap)
-    convex = _grow_flags(convex, cap)
-    polygon = _grow_ints(polygon, cap)
+    points = _grow_points(vertices.points, cap)
+    directions = _grow_points(vertices.directions, cap)
+    nxt = _grow_ints(vertices.next_vertex, cap)
+    prv = _grow_ints(vertices.prev_vertex, cap)
+    convex = _grow_flags(vertices.convex, cap)
+    polygon = _grow_ints(vertices.polygon, cap)
     n_vertices = n
 
     node_cap = cap
@@ -355,14 +384,18 @@ def _build_tree(points, directions, nxt, prv, convex, polygon, n, exact_max, spl
         stack_parent[top + 1] = node
         stack_side[top + 1] = 0
         top += 2
-    return (points, directions, nxt, prv, convex, polygon, n_vertices,
-            tree_vertex, tree_left, tree_right, n_nodes)
+    return BuiltTree(ObstacleVertices(points, directions, nxt, prv, convex, polygon),
+                     n_vertices, tree_vertex, tree_left, tree_right, n_nodes)
 
 
 @numba.njit(cache=True, error_model="numpy")
 def find_obstacle_neighbors(px, py, range_sq, points, nxt, tree_vertex, tree_left, tree_right,
                             out_vertex, out_dist_sq, stack_node, stack_side):
     """Edges within ``sqrt(range_sq)`` of ``(px, py)`` that face it, nearest first.
+
+    ``points``, ``nxt`` and the ``tree_*`` arrays are fields of an :class:`ObstacleTree`
+    (passed apart: per agent, taking arrays out of a named tuple would cost numba a
+    reference count each).
 
     Writes edge indices and squared distances into ``out_vertex``/``out_dist_sq`` (capacity:
     number of vertices) and returns their count.  Equal distances keep the order in which
@@ -430,7 +463,12 @@ def find_obstacle_neighbors(px, py, range_sq, points, nxt, tree_vertex, tree_lef
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _visible(ax, ay, bx, by, radius, points, nxt, tree_vertex, tree_left, tree_right):
+def _visible(ax, ay, bx, by, radius, obstacles):
+    points = obstacles.points
+    nxt = obstacles.next_vertex
+    tree_vertex = obstacles.tree_vertex
+    tree_left = obstacles.tree_left
+    tree_right = obstacles.tree_right
     if tree_vertex.shape[0] == 0:
         return True
     stack = np.empty(2 * tree_vertex.shape[0] + 2, np.int64)
@@ -481,10 +519,9 @@ def _visible(ax, ay, bx, by, radius, points, nxt, tree_vertex, tree_left, tree_r
     return True
 
 
-def query_visibility(obstacles: ObstacleSet, point1, point2, radius: float = 0.0) -> bool:
+def query_visibility(obstacles: ObstacleTree, point1, point2, radius: float = 0.0) -> bool:
     """Whether a disc of ``radius`` can move from ``point1`` to ``point2`` (RVO2 semantics)."""
     a = as_position(point1, "point1")
     b = as_position(point2, "point2")
     radius = as_scalar(radius, "visibility radius")
-    return bool(_visible(a[0], a[1], b[0], b[1], radius, obstacles.points, obstacles.next_vertex,
-                         obstacles.tree_vertex, obstacles.tree_left, obstacles.tree_right))
+    return bool(_visible(a[0], a[1], b[0], b[1], radius, obstacles))

@@ -66,7 +66,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from visualization_msgs.msg import MarkerArray
 
 from planning_collision import grid, orca
-from planning_collision.orca import DiffDriveLimits, ObstacleSet
+from planning_collision.orca import DiffDriveLimits, ObstacleTree
 from planning_collision.scenario import NAME_PATTERN
 from planning_collision_interfaces.msg import ObstacleArray, OrcaAgentStatus, OrcaStatus
 
@@ -390,7 +390,7 @@ class OrcaNode(Node):
         self._map_polygons: list[np.ndarray] = []
         self._map_slack = 0.0
         self._map_key: tuple | None = None
-        self.obstacles: ObstacleSet | None = None
+        self.obstacles: ObstacleTree | None = None
 
         # Outputs.
         self._cmd_type = TwistStamped if p.stamped_cmd_vel else Twist

@@ -254,7 +254,7 @@ def test_large_sets_find_every_edge_in_range_as_a_scan_does():
         pts, dirs = np.empty((len(ours) + 1, 2)), np.empty((len(ours) + 1, 2))
         m = obstacle_lines(pos[i, 0], pos[i, 1], vel[i, 0], vel[i, 1], 0.4, 1.0 / 3.0, ours,
                            len(ours), obs.points, obs.directions, obs.next_vertex,
-                           obs.prev_vertex, obs.convex, pts, dirs, 0)
+                           obs.prev_vertex, obs.convex, pts, dirs)
         a, b = r.lines.offsets[i], r.lines.offsets[i + 1]
         assert m == b - a == r.num_obstacle_lines[i]
         assert np.array_equal(r.lines.points[a:b], pts[:m])
