@@ -11,8 +11,15 @@ Only the step itself is timed (setting pyrvo's state agent by agent is not).
 Also measures the numba compile time (cold, empty cache) and the cached load time, each in a
 fresh interpreter (``planning_collision.orca.warmup``).
 
+Obstacle processing (issue #11 item 4): ``build_obstacles`` against pyrvo's
+``process_obstacles`` (RVO2's k-d tree build, O(n^2) per node) on a 10,000-vertex polygon (a
+noisy circle) and on 4,000 unit squares; ours must take at most 5 % of RVO2's time (ratio
+<= 0.05; RVO2 itself takes seconds).  Noisy occupancy maps (200 x 200 and 500 x 500 cells,
+12 % occupied, traced with ``grid.occupied_polygons``) are reported for ours alone.
+
 Prints the date, the CPU model and the core count first.  Exits with status 1 when a target
-is missed: at N >= 1000 our median step must be at most pyrvo's (ratio <= 1.0).
+is missed: at N >= 1000 our median step must be at most pyrvo's (ratio <= 1.0), and the
+obstacle builds must meet their ratio.
 
 Usage: .venv/bin/python bench/bench_orca.py [--sizes 100 1000 5000] [--states 16]
 """
@@ -31,6 +38,8 @@ from machine import machine_header  # bench/machine.py
 
 TIME_STEP, NEIGHBOR_DIST, MAX_NEIGHBORS, HORIZON, HORIZON_OBST, RADIUS, MAX_SPEED = (
     0.25, 15.0, 10, 10.0, 10.0, 1.5, 2.0)
+#: Obstacle builds: ours may take at most this fraction of RVO2's time.
+OBSTACLE_RATIO = 0.05
 
 
 def circle_start(n):
@@ -103,6 +112,62 @@ def time_on_states(n, states, repeats):
     return statistics.median(ours_times), statistics.median(rvo_times), worst
 
 
+def noisy_circle(n, rng):
+    angle = np.linspace(0.0, 2.0 * math.pi, n, endpoint=False)
+    radius = 50.0 * (1.0 + 0.05 * rng.standard_normal(n))
+    return np.column_stack([radius * np.cos(angle), radius * np.sin(angle)])
+
+
+def unit_squares(count):
+    side = math.ceil(math.sqrt(count))
+    return [np.array([(x, y), (x + 1.0, y), (x + 1.0, y + 1.0), (x, y + 1.0)])
+            for x, y in ((3.0 * (i % side), 3.0 * (i // side)) for i in range(count))]
+
+
+def noisy_map_polygons(cells, rng):
+    from planning_collision.grid import GridMap, occupied_polygons
+
+    data = np.where(rng.random((cells, cells)) < 0.12, 100, 0).astype(np.int8)
+    polygons = occupied_polygons(GridMap(data, 0.05), 0.0)
+    return [q for q in polygons  # outer boundaries (counter-clockwise) only
+            if np.sum(q[:, 0] * np.roll(q[:, 1], -1) - np.roll(q[:, 0], -1) * q[:, 1]) > 0]
+
+
+def best_seconds(fn, repeats):
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def obstacle_rows():
+    """(workload, vertices, ours s, pyrvo s or None) for the obstacle builds."""
+    import pyrvo
+
+    from planning_collision.orca import build_obstacles
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for name, polygons, with_peer in (
+            ("one polygon, 10,000 vertices (noisy circle)", [noisy_circle(10_000, rng)], True),
+            ("4,000 unit squares", unit_squares(4000), True),
+            ("noisy map 200 x 200 cells", noisy_map_polygons(200, rng), False),
+            ("noisy map 500 x 500 cells", noisy_map_polygons(500, rng), False)):
+        ours = best_seconds(lambda p=polygons: build_obstacles(p), 3)
+        peer = None
+        if with_peer:
+            sim = pyrvo.RVOSimulator(TIME_STEP, NEIGHBOR_DIST, MAX_NEIGHBORS, HORIZON,
+                                     HORIZON_OBST, RADIUS, MAX_SPEED)
+            for polygon in polygons:
+                sim.add_obstacle([tuple(v) for v in polygon])
+            peer = best_seconds(sim.process_obstacles, 1)
+        rows.append((name, sum(len(q) for q in polygons), ours, peer))
+        print(f"obstacles: {name} done", file=sys.stderr, flush=True)
+    return rows
+
+
 def compile_times():
     """(cold compile, cached load) seconds of warmup(), each in a fresh interpreter."""
     code = ("import time; t = time.perf_counter(); import planning_collision.orca as o; "
@@ -122,6 +187,8 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 5000])
     parser.add_argument("--states", type=int, default=16)
     parser.add_argument("--no-compile", action="store_true", help="skip the compile timing")
+    parser.add_argument("--no-obstacles", action="store_true",
+                        help="skip the obstacle build rows")
     args = parser.parse_args()
 
     from planning_collision.orca import warmup
@@ -158,6 +225,21 @@ def main() -> int:
           "1000 steps after the ring compresses; each step timed on the same states, "
           f"interleaved. Cores available: {available_threads()}; 1-min load average at the end: "
           f"{os.getloadavg()[0]:.2f}.")
+    if not args.no_obstacles:
+        print()
+        print("| obstacles | vertices | build_obstacles ms | pyrvo process_obstacles ms | "
+              "ratio ours/pyrvo | target | pass |")
+        print("|---|---:|---:|---:|---:|---|---|")
+        for name, vertices, ours, peer in obstacle_rows():
+            if peer is None:
+                print(f"| {name} | {vertices:,} | {ours * 1e3:.1f} | - | - | report | - |")
+                continue
+            ratio = ours / peer
+            verdict = "pass" if ratio <= OBSTACLE_RATIO else "FAIL"
+            if verdict == "FAIL":
+                missed.append(f"{name}: ratio {ratio:.3f} > {OBSTACLE_RATIO}")
+            print(f"| {name} | {vertices:,} | {ours * 1e3:.1f} | {peer * 1e3:.0f} | "
+                  f"{ratio:.4f} | <= {OBSTACLE_RATIO} | {verdict} |")
     if not args.no_compile:
         cold, cached = compile_times()
         print()

@@ -43,13 +43,15 @@ import numpy as np
 from planning_collision import orca
 from planning_collision.common import se2
 from planning_collision.orca import DiffDriveLimits
+from planning_collision.orca.validation import MAX_MAGNITUDE
 
 from .localization import ODOM_ORIGIN, MapFromOdom
 
 GOAL, CMD_VEL = "goal", "cmd_vel"
 PREFERRED_VELOCITY_SOURCES = (GOAL, CMD_VEL)
-# Coordinates a sample may carry (metres): a quarter of the geometry cores' range.
-MAX_COORD = 2.5e149
+# Coordinates a sample may carry (metres): half of ORCA's working range, so that positions
+# extrapolated by a step's travel stay inside it.
+MAX_COORD = 0.5 * MAX_MAGNITUDE
 # A stamp this far ahead of its arrival says the clocks disagree: the arrival time is used.
 FUTURE_TOLERANCE = 0.5
 
@@ -366,6 +368,12 @@ class FleetController:
         if not all(map(math.isfinite, (vx, vy, wz))):
             self.warn(f"cmd/{name}", f"{name}: command with NaN or inf dropped")
             return False
+        bound = self.settings.plausible_speed_factor * self._agents[i].spec.max_speed
+        speed = math.hypot(vx, vy)
+        if speed > bound:  # ORCA bounds it to max_speed anyway; this keeps it in range
+            self.warn(f"cmd-speed/{name}", f"{name}: commanded speed {speed:.3g} m/s is more "
+                      f"than plausible_speed_factor x max_speed = {bound:g} m/s; bounded")
+            vx, vy = vx * (bound / speed), vy * (bound / speed)
         self._agents[i].command = _Sample(sample_time(stamp, arrival), (vx, vy, wz))
         return True
 

@@ -4,7 +4,8 @@ Public API:
 
 * :class:`OrcaSimulator` -- RVO2's simulator (agents, polygon obstacles, ``step``);
 * :func:`compute_velocities` -- one control step over arrays (what the ROS node calls);
-* :func:`build_obstacles` / :class:`ObstacleSet` -- obstacles processed once per set;
+* :func:`build_obstacles` / :class:`ObstacleTree` -- obstacles processed once per set (the
+  edges and RVO2's tree over them);
 * :func:`query_visibility` -- line of sight between two points for a disc;
 * :class:`DiffDriveLimits`, :func:`unicycle_commands`, :func:`trackable_polygon`,
   :func:`diff_drive_constraints` -- differential-drive robots (NH-ORCA);
@@ -22,14 +23,16 @@ spikes.
 
 from .diff_drive import (
     DiffDriveLimits,
+    UnicycleCommands,
+    UnicyclePoses,
     diff_drive_constraints,
     integrate_unicycle,
     max_holonomic_speed,
     trackable_polygon,
     unicycle_commands,
 )
-from .obstacles import ObstacleSet, build_obstacles, query_visibility
-from .simulator import OrcaSimulator
+from .obstacles import ObstacleTree, build_obstacles, query_visibility
+from .simulator import AgentHalfPlanes, OrcaSimulator
 from .velocities import (
     ConstraintLines,
     LineSet,
@@ -40,12 +43,15 @@ from .velocities import (
 from .warmup import warmup
 
 __all__ = [
+    "AgentHalfPlanes",
     "ConstraintLines",
     "DiffDriveLimits",
     "LineSet",
     "NeighborSet",
-    "ObstacleSet",
+    "ObstacleTree",
     "OrcaSimulator",
+    "UnicycleCommands",
+    "UnicyclePoses",
     "VelocityResult",
     "build_obstacles",
     "compute_velocities",

@@ -32,6 +32,21 @@ from .validation import as_scalar
 from .velocities import ConstraintLines
 
 
+class UnicycleCommands(NamedTuple):
+    """Commands of differential-drive robots: ``linear`` (m/s) and ``angular`` (rad/s),
+    each (N,)."""
+
+    linear: np.ndarray
+    angular: np.ndarray
+
+
+class UnicyclePoses(NamedTuple):
+    """Poses of unicycles: ``positions`` (N, 2) and ``headings`` (N,) in [-pi, pi)."""
+
+    positions: np.ndarray
+    headings: np.ndarray
+
+
 class DiffDriveLimits(NamedTuple):
     """Limits of a differential-drive robot.
 
@@ -177,8 +192,8 @@ def diff_drive_constraints(headings, polygons, n_agents: int | None = None) -> C
     return ConstraintLines(offsets, points, directions)
 
 
-def unicycle_commands(velocities, headings, limits: DiffDriveLimits):
-    """Commands ``(v, omega)`` (each (N,)) tracking holonomic ``velocities`` (N, 2)."""
+def unicycle_commands(velocities, headings, limits: DiffDriveLimits) -> UnicycleCommands:
+    """Commands (linear ``v``, angular ``omega``) tracking holonomic ``velocities`` (N, 2)."""
     vel = np.asarray(velocities, dtype=np.float64).reshape(-1, 2)
     heading = np.asarray(headings, dtype=np.float64).reshape(-1)
     speed = np.hypot(vel[:, 0], vel[:, 1])
@@ -187,14 +202,14 @@ def unicycle_commands(velocities, headings, limits: DiffDriveLimits):
     theta = np.where(speed > 0.0, theta, 0.0)
     omega = theta / _turn_time(theta, limits)
     v = np.minimum(speed * _speed_factor(theta), limits.max_linear_speed)
-    return v, omega
+    return UnicycleCommands(v, omega)
 
 
-def integrate_unicycle(positions, headings, v, omega, dt):
+def integrate_unicycle(positions, headings, v, omega, dt) -> UnicyclePoses:
     """Exact constant-command motion of unicycles for ``dt`` (a scalar or one per unicycle).
 
-    ``positions`` (N, 2), ``headings``, ``v`` and ``omega`` (N,); returns the new
-    ``(positions, headings)``, headings wrapped to [-pi, pi).
+    ``positions`` (N, 2), ``headings``, ``v`` and ``omega`` (N,); returns the new poses,
+    headings wrapped to [-pi, pi).
     """
     pos = np.asarray(positions, dtype=np.float64)
     heading = np.asarray(headings, dtype=np.float64)
@@ -208,4 +223,4 @@ def integrate_unicycle(positions, headings, v, omega, dt):
     out = pos.copy()
     out[:, 0] += dx
     out[:, 1] += dy
-    return out, (turned + math.pi) % (2.0 * math.pi) - math.pi
+    return UnicyclePoses(out, (turned + math.pi) % (2.0 * math.pi) - math.pi)

@@ -15,14 +15,38 @@ The three programs follow van den Berg et al. and the RVO2 library:
   it keeps the first ``hard_count`` lines (obstacles, kinematic limits) and minimises the
   largest violation of the remaining ones.
 
-Everything is computed in float64 (RVO2 uses float32).
+Everything is computed in float64 (RVO2 uses float32).  Deliberate differences from RVO2,
+both in :func:`solve_on_line`: almost parallel lines (angle below ``EPSILON``) are not judged
+by one point alone but evaluated along the whole piece of line (issue #15); a line whose
+point lies far from the speed disc is solved in its Hesse form, so that every returned
+velocity stays within ``speed * (1 + SPEED_TOLERANCE)`` (issue #11).
 """
 
 import math
+from typing import NamedTuple
 
 import numba
 
-from .constants import EPSILON
+from .constants import EPSILON, FAR_LINE, SPEED_TOLERANCE
+from .vector import Vector
+
+
+class LineOptimum(NamedTuple):
+    """Result of :func:`solve_on_line`: ``found`` False when no point of the line is feasible
+    (then ``x``, ``y`` are 0)."""
+
+    found: bool
+    x: float
+    y: float
+
+
+class ProgramResult(NamedTuple):
+    """Result of :func:`solve_incremental`: ``failed_line`` is the number of lines when all
+    are satisfied, else the first line that could not be, with the result so far."""
+
+    failed_line: int
+    x: float
+    y: float
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -31,34 +55,44 @@ def _det(ax, ay, bx, by):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def solve_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_opt):
-    """Best point on line ``line_no`` inside the speed disc and lines ``0..line_no-1``.
+def _clip_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_opt, bx, by,
+                  t_left, t_right):
+    """Clip the piece ``t_left..t_right`` of line ``line_no`` by lines ``0..line_no-1``.
 
-    Returns ``(ok, x, y)``; ``ok`` is False when no point of the line is feasible.
-    With ``direction_opt`` the optimisation direction ``(opt_x, opt_y)`` (unit) is
-    maximised, otherwise the point closest to ``(opt_x, opt_y)`` is taken.
+    The line is parametrised as ``(bx, by) + t * d``; returns a :class:`LineOptimum` as
+    :func:`solve_on_line` does.  Every returned point has ``t`` within the given interval.
     """
-    px = points[line_no, 0]
-    py = points[line_no, 1]
     dx = directions[line_no, 0]
     dy = directions[line_no, 1]
-    along = px * dx + py * dy
-    discriminant = along * along + speed * speed - (px * px + py * py)
-    if discriminant < 0.0:
-        # The speed disc lies entirely on the forbidden side of the line.
-        return False, 0.0, 0.0
-    root = math.sqrt(discriminant)
-    t_left = -along - root
-    t_right = -along + root
     for i in range(line_no):
         qx = directions[i, 0]
         qy = directions[i, 1]
+        # Line i holds where numerator - t * denominator >= 0.
         denominator = _det(dx, dy, qx, qy)
-        numerator = _det(qx, qy, px - points[i, 0], py - points[i, 1])
+        numerator = _det(qx, qy, bx - points[i, 0], by - points[i, 1])
         if abs(denominator) <= EPSILON:
-            # (Almost) parallel lines: either line i excludes all of this line or none.
-            if numerator < 0.0:
-                return False, 0.0, 0.0
+            # (Almost) parallel lines.  RVO2 keeps or drops the whole line by the sign of
+            # the numerator at t = 0 alone, which is wrong when the lines, only almost
+            # parallel, cross inside the interval (issue #15): it then declares a feasible
+            # program infeasible, or ignores line i where it is violated.  Line i is
+            # evaluated at both ends of the interval instead (no division by the tiny
+            # denominator, whose sign may be rounding noise), with a slack of
+            # SPEED_TOLERANCE * speed: the current result may violate line i by rounding
+            # (~1e-16), and two lines that almost coincide would otherwise cut each other
+            # wherever that noise puts their crossing.
+            slack = SPEED_TOLERANCE * speed
+            at_left = numerator - t_left * denominator + slack
+            at_right = numerator - t_right * denominator + slack
+            if at_left < 0.0 and at_right < 0.0:
+                return LineOptimum(False, 0.0, 0.0)
+            if at_left >= 0.0 and at_right >= 0.0:
+                continue
+            t = t_left + (t_right - t_left) * (at_left / (at_left - at_right))
+            t = min(max(t, t_left), t_right)
+            if at_left < 0.0:
+                t_left = t
+            else:
+                t_right = t
             continue
         t = numerator / denominator
         if denominator >= 0.0:
@@ -68,27 +102,77 @@ def solve_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_op
             if t > t_left:
                 t_left = t
         if t_left > t_right:
-            return False, 0.0, 0.0
+            return LineOptimum(False, 0.0, 0.0)
     if direction_opt:
         if opt_x * dx + opt_y * dy > 0.0:
             t = t_right
         else:
             t = t_left
     else:
-        t = dx * (opt_x - px) + dy * (opt_y - py)
+        t = dx * (opt_x - bx) + dy * (opt_y - by)
         if t < t_left:
             t = t_left
         elif t > t_right:
             t = t_right
-    return True, px + t * dx, py + t * dy
+    return LineOptimum(True, bx + t * dx, by + t * dy)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def solve_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_opt):
+    """Best point on line ``line_no`` inside the speed disc and lines ``0..line_no-1``.
+
+    Returns a :class:`LineOptimum`; ``found`` is False when no point of the line is feasible.
+    With ``direction_opt`` the optimisation direction ``(opt_x, opt_y)`` (unit) is
+    maximised, otherwise the point closest to ``(opt_x, opt_y)`` is taken.
+
+    The returned point is within ``speed * (1 + SPEED_TOLERANCE)`` of the origin.  RVO2's
+    formula parametrises the line from its own point ``p`` and takes the chord from
+    ``|p| ** 2``: when ``p`` lies far from the disc compared with its size, cancellation
+    loses the disc's scale (beyond ``FAR_LINE`` disc radii it is lost entirely, and points
+    come out off the disc, or the chord shrinks to nothing).  Such a line, and any line
+    whose point came out beyond the tolerance (e.g. a cone leg at contact distance, whose
+    direction is not quite a unit vector), is solved in its Hesse form instead: the
+    normalised direction and the line's point nearest to the origin, whose size is that
+    of the disc.
+    """
+    px = points[line_no, 0]
+    py = points[line_no, 1]
+    dx = directions[line_no, 0]
+    dy = directions[line_no, 1]
+    far = FAR_LINE * speed
+    if px * px + py * py <= far * far:
+        along = px * dx + py * dy
+        discriminant = along * along + speed * speed - (px * px + py * py)
+        if discriminant < 0.0:
+            # The speed disc lies entirely on the forbidden side of the line.
+            return LineOptimum(False, 0.0, 0.0)
+        root = math.sqrt(discriminant)
+        rvo2 = _clip_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_opt,
+                             px, py, -along - root, -along + root)
+        limit = speed * (1.0 + SPEED_TOLERANCE)
+        if not rvo2.found or rvo2.x * rvo2.x + rvo2.y * rvo2.y <= limit * limit:
+            return rvo2
+    # Hesse form: unit direction u, signed offset c = det(u, p) of the origin, nearest
+    # point c * (-u_y, u_x), chord half-length sqrt(speed^2 - c^2) (in units of d).
+    length = math.sqrt(dx * dx + dy * dy)
+    if not length > 0.0:
+        return LineOptimum(False, 0.0, 0.0)
+    ux = dx / length
+    uy = dy / length
+    offset = _det(ux, uy, px, py)
+    if abs(offset) > speed:
+        return LineOptimum(False, 0.0, 0.0)
+    root = math.sqrt((speed - abs(offset)) * (speed + abs(offset))) / length
+    return _clip_on_line(points, directions, line_no, speed, opt_x, opt_y, direction_opt,
+                         -offset * uy, offset * ux, -root, root)
 
 
 @numba.njit(cache=True, error_model="numpy")
 def solve_incremental(points, directions, count, speed, opt_x, opt_y, direction_opt):
     """Velocity closest to ``opt`` (or furthest along ``opt``) satisfying ``count`` lines.
 
-    Returns ``(fail_line, x, y)``: ``fail_line == count`` on success, otherwise the index
-    of the first line that could not be satisfied, with ``(x, y)`` the result so far.
+    Returns a :class:`ProgramResult`: ``failed_line == count`` on success, otherwise the
+    index of the first line that could not be satisfied, with ``(x, y)`` the result so far.
     """
     if direction_opt:
         rx = opt_x * speed
@@ -103,12 +187,12 @@ def solve_incremental(points, directions, count, speed, opt_x, opt_y, direction_
     for i in range(count):
         if _det(directions[i, 0], directions[i, 1],
                 points[i, 0] - rx, points[i, 1] - ry) > 0.0:
-            ok, nx, ny = solve_on_line(points, directions, i, speed, opt_x, opt_y, direction_opt)
-            if not ok:
-                return i, rx, ry
-            rx = nx
-            ry = ny
-    return count, rx, ry
+            best = solve_on_line(points, directions, i, speed, opt_x, opt_y, direction_opt)
+            if not best.found:
+                return ProgramResult(i, rx, ry)
+            rx = best.x
+            ry = best.y
+    return ProgramResult(count, rx, ry)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -118,7 +202,8 @@ def solve_least_violation(points, directions, count, hard_count, begin, speed, r
 
     The first ``hard_count`` lines stay hard constraints.  ``(rx, ry)`` is the partial
     result of :func:`solve_incremental` that failed at ``begin``.  ``proj_points`` and
-    ``proj_directions`` are scratch buffers with at least ``count`` rows.
+    ``proj_directions`` are scratch buffers with at least ``count`` rows.  Returns the
+    velocity (a :class:`~planning_collision.orca.vector.Vector`).
     """
     for k in range(hard_count):
         proj_points[k, 0] = points[k, 0]
@@ -156,12 +241,11 @@ def solve_least_violation(points, directions, count, hard_count, begin, speed, r
                 proj_directions[n, 0] = bx / norm
                 proj_directions[n, 1] = by / norm
                 n += 1
-            fail, nx, ny = solve_incremental(proj_points, proj_directions, n, speed, -iy, ix,
-                                             True)
-            if fail >= n:
+            result = solve_incremental(proj_points, proj_directions, n, speed, -iy, ix, True)
+            if result.failed_line >= n:
                 # Otherwise a rounding error made the (by construction feasible) program
                 # fail; the previous result is kept, as in RVO2.
-                rx = nx
-                ry = ny
+                rx = result.x
+                ry = result.y
             distance = _det(ix, iy, points[i, 0] - rx, points[i, 1] - ry)
-    return rx, ry
+    return Vector(rx, ry)

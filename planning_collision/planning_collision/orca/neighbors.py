@@ -15,6 +15,7 @@ have more than ``CELLS_PER_AGENT`` cells per agent.
 """
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -25,15 +26,33 @@ CELL_FRACTION = 0.5
 CELLS_PER_AGENT = 16.0
 
 
+class GridShape(NamedTuple):
+    """Where the grid lies: lower-left corner, cell size and the number of cells."""
+
+    origin_x: float
+    origin_y: float
+    cell: float
+    columns: int
+    rows: int
+
+
+class AgentGrid(NamedTuple):
+    """Agents sorted into the cells of a :class:`GridShape` (see :func:`build_grid`).
+
+    The agents of cell ``(cx, cy)`` are the sorted slots ``cell_start[cy * columns + cx]``
+    to ``cell_start[cy * columns + cx + 1]``; ``order[s]`` is the agent in slot ``s`` and
+    ``sorted_positions[s]`` its position.
+    """
+
+    shape: GridShape
+    cell_start: np.ndarray
+    order: np.ndarray
+    sorted_positions: np.ndarray
+
+
 @numba.njit(cache=True, error_model="numpy")
 def build_grid(positions, largest_range):
-    """Sort the agents into cells.
-
-    Returns ``(geometry, cell_start, order, sorted_positions)``: ``geometry`` is
-    ``[origin_x, origin_y, cell, columns, rows]``; the agents of cell ``(cx, cy)`` are the
-    sorted slots ``cell_start[cy * columns + cx]`` to ``cell_start[cy * columns + cx + 1]``;
-    ``order[s]`` is the agent in slot ``s`` and ``sorted_positions[s]`` its position.
-    """
+    """Sort the agents into cells: an :class:`AgentGrid`."""
     n = positions.shape[0]
     lo_x = math.inf
     lo_y = math.inf
@@ -79,31 +98,28 @@ def build_grid(positions, largest_range):
         order[s] = i
         sorted_positions[s, 0] = positions[i, 0]
         sorted_positions[s, 1] = positions[i, 1]
-    geometry = np.empty(5)
-    geometry[0] = lo_x
-    geometry[1] = lo_y
-    geometry[2] = cell
-    geometry[3] = columns
-    geometry[4] = rows
-    return geometry, cell_start, order, sorted_positions
+    return AgentGrid(GridShape(lo_x, lo_y, cell, columns, rows), cell_start, order,
+                     sorted_positions)
 
 
 @numba.njit(cache=True, error_model="numpy")
-def find_agent_neighbors(agent, px, py, range_sq, max_neighbors, geometry, cell_start, order,
+def find_agent_neighbors(agent, px, py, range_sq, max_neighbors, shape, cell_start, order,
                          sorted_positions, out_index, out_dist_sq):
     """The ``max_neighbors`` nearest agents (other than ``agent``) closer than the range.
 
-    Writes their indices and squared distances, nearest first, into ``out_index`` and
-    ``out_dist_sq`` and returns their count.
+    ``shape``, ``cell_start``, ``order`` and ``sorted_positions`` are the fields of an
+    :class:`AgentGrid` (passed apart: per agent, taking arrays out of a named tuple would
+    cost numba a reference count each).  Writes the indices and squared distances, nearest
+    first, into ``out_index`` and ``out_dist_sq`` and returns their count.
     """
     if max_neighbors <= 0:
         return 0
-    cell = geometry[2]
-    columns = np.int64(geometry[3])
-    rows = np.int64(geometry[4])
+    cell = shape.cell
+    columns = shape.columns
+    rows = shape.rows
     inv_cell = 1.0 / cell
-    rx = px - geometry[0]
-    ry = py - geometry[1]
+    rx = px - shape.origin_x
+    ry = py - shape.origin_y
     row0 = np.int64(math.floor(ry * inv_cell))
     count = 0
     limit = range_sq
@@ -162,19 +178,19 @@ def find_agent_neighbors(agent, px, py, range_sq, max_neighbors, geometry, cell_
 
 
 @numba.njit(cache=True, error_model="numpy")
-def find_agents_within(agent, px, py, range_sq, geometry, cell_start, order, sorted_positions,
+def find_agents_within(agent, px, py, range_sq, shape, cell_start, order, sorted_positions,
                        out_index):
     """All agents (other than ``agent``) closer than ``sqrt(range_sq)``, in grid order.
 
-    Writes their indices into ``out_index`` (capacity: number of agents) and returns their
-    count.
+    The grid is passed as in :func:`find_agent_neighbors`.  Writes the indices into
+    ``out_index`` (capacity: number of agents) and returns their count.
     """
-    cell = geometry[2]
-    columns = np.int64(geometry[3])
-    rows = np.int64(geometry[4])
+    cell = shape.cell
+    columns = shape.columns
+    rows = shape.rows
     inv_cell = 1.0 / cell
-    rx = px - geometry[0]
-    ry = py - geometry[1]
+    rx = px - shape.origin_x
+    ry = py - shape.origin_y
     reach = math.sqrt(range_sq)
     r_lo = max(np.int64(math.floor((ry - reach) * inv_cell)), 0)
     r_hi = min(np.int64(math.floor((ry + reach) * inv_cell)), rows - 1)

@@ -4,13 +4,27 @@ RVO2's rules apply: an obstacle is a list of at least two vertices, counter-cloc
 solid polygon and clockwise for an enclosing boundary (agents inside); a two-vertex obstacle
 is a thin wall.  Every vertex starts an edge to the next vertex; a vertex is *convex* when
 the polygon turns left (or goes straight) there, and both vertices of a two-vertex obstacle
-are convex.  Agents only see an edge from its right side (the outside of a CCW polygon).
+are convex.  Agents only see an edge from its right side (the outside of a CCW polygon)
+or from exactly on its line (RVO2: strictly right only).
 
-:func:`build_obstacles` turns the polygons into an :class:`ObstacleSet` of flat arrays (built
+:func:`build_obstacles` turns the polygons into an :class:`ObstacleTree` of flat arrays (built
 once per obstacle set, usable from numba kernels).  Its binary space partition follows
 RVO2's ``buildObstacleTree``: each node splits on the edge that best balances the two sides,
-and edges crossing the split line are cut in two (the cut adds a convex vertex), so the edge
-list and the order in which neighbours are found are the same as in RVO2.
+and edges crossing the split line are cut in two (the cut adds a convex vertex).  RVO2 finds
+that edge by trying every edge against every other, O(m^2) per node, which took minutes
+for a 10,000-vertex polygon or a large map.  Nodes of up to ``EXACT_SPLIT_MAX`` (256) edges
+still do so; larger nodes try ``SPLIT_SAMPLES`` evenly spaced candidates with RVO2's
+criterion, so the build takes O(n log n).
+
+What that changes, precisely: for sets of at most 256 edges nothing (the edge list, the cut
+vertices and the order in which neighbours are found are RVO2's).  For larger sets the tree
+is different, so edges are cut at other places: the edge list has other cut vertices (the
+same polygons, cut into other pieces), and an agent's obstacle half-planes can differ from
+RVO2's where a cut vertex lies within its range (RVO2 treats a cut vertex as a convex
+corner).  The queries keep their contracts: :func:`find_obstacle_neighbors` returns every
+edge of the set within range that faces the agent, nearest first, as a scan of all edges
+does (equal distances may come in another order), and :func:`query_visibility` applies
+RVO2's test to every edge that can block the segment.
 """
 
 import functools
@@ -20,11 +34,45 @@ import numba
 import numpy as np
 
 from .constants import EPSILON, NONE
-from .validation import as_points, as_position
+from .validation import MAX_MAGNITUDE, TINY, as_points, as_position, as_scalar
+
+#: Tree nodes with at most this many edges choose their split edge as RVO2 does, by trying
+#: every edge (O(m^2)); so sets of up to this many edges get exactly RVO2's tree.
+EXACT_SPLIT_MAX = 256
+#: Larger nodes try this many evenly spaced candidate edges (O(m) per node).
+SPLIT_SAMPLES = 16
 
 
-class ObstacleSet(NamedTuple):
-    """Processed obstacles (all arrays; vertex ``k`` starts the edge ``k -> next_vertex[k]``).
+class ObstacleVertices(NamedTuple):
+    """The edges of the polygons: vertex ``k`` starts the edge ``k -> next_vertex[k]``.
+
+    ``points`` (V, 2), ``directions`` (V, 2) unit edge directions, ``next_vertex`` and
+    ``prev_vertex`` (V,), ``convex`` (V,) bool, ``polygon`` (V,) index of the input polygon.
+    """
+
+    points: np.ndarray
+    directions: np.ndarray
+    next_vertex: np.ndarray
+    prev_vertex: np.ndarray
+    convex: np.ndarray
+    polygon: np.ndarray
+
+
+class BuiltTree(NamedTuple):
+    """What :func:`_build_tree` returns: grown vertex arrays (the first ``vertex_count``
+    used) and tree arrays (the first ``node_count`` used)."""
+
+    vertices: ObstacleVertices
+    vertex_count: int
+    tree_vertex: np.ndarray
+    tree_left: np.ndarray
+    tree_right: np.ndarray
+    node_count: int
+
+
+class ObstacleTree(NamedTuple):
+    """Processed obstacles: the edges and RVO2's tree over them (all arrays; vertex ``k``
+    starts the edge ``k -> next_vertex[k]``).
 
     ``points`` (V, 2), ``directions`` (V, 2) unit edge directions, ``next_vertex`` and
     ``prev_vertex`` (V,), ``convex`` (V,) bool, ``polygon`` (V,) index of the input polygon;
@@ -50,70 +98,76 @@ class ObstacleSet(NamedTuple):
 
 
 @functools.cache
-def empty_obstacles() -> ObstacleSet:
+def empty_obstacles() -> ObstacleTree:
     """An obstacle set without obstacles (shared; the kernels never modify obstacles)."""
     return build_obstacles([])
 
 
 def polygon_vertex_arrays(polygons):
-    """Validate ``polygons`` and return the flat vertex arrays before the tree is built."""
-    pts = []
+    """Validate ``polygons`` and return the flat vertex arrays before the tree is built.
+
+    Vectorised over all vertices (a map can hand over thousands of small polygons); the
+    per-polygon loop only converts and checks shapes.
+    """
+    arrays = []
     for k, poly in enumerate(polygons):
-        verts = as_points(poly, f"obstacle {k} vertices")
+        name = f"obstacle {k} vertices"
+        try:
+            verts = np.asarray(poly, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be numeric with shape (K, 2): {exc}") from None
+        if verts.ndim != 2 or verts.shape[1] != 2:
+            raise ValueError(f"{name} must have shape (K, 2), got {verts.shape}")
         if verts.shape[0] < 2:
             raise ValueError(f"obstacle {k} has {verts.shape[0]} vertices; at least 2 needed")
-        edge = np.roll(verts, -1, axis=0) - verts
-        if np.any(np.hypot(edge[:, 0], edge[:, 1]) == 0.0):
-            raise ValueError(f"obstacle {k} has two consecutive equal vertices")
-        pts.append(verts)
-    n = sum(p.shape[0] for p in pts)
-    points = np.empty((n, 2))
-    directions = np.empty((n, 2))
-    nxt = np.empty(n, np.int64)
-    prv = np.empty(n, np.int64)
-    convex = np.empty(n, np.bool_)
-    polygon = np.empty(n, np.int64)
-    start = 0
-    for k, verts in enumerate(pts):
-        m = verts.shape[0]
-        idx = np.arange(m)
-        points[start:start + m] = verts
-        nxt[start:start + m] = start + (idx + 1) % m
-        prv[start:start + m] = start + (idx - 1) % m
-        edge = np.roll(verts, -1, axis=0) - verts
-        directions[start:start + m] = edge / np.hypot(edge[:, 0], edge[:, 1])[:, None]
-        if m == 2:
-            convex[start:start + m] = True
-        else:
-            before = np.roll(verts, 1, axis=0)
-            after = np.roll(verts, -1, axis=0)
-            # leftOf(previous, vertex, next) >= 0: the boundary turns left (or not at all).
-            turn = ((before[:, 0] - after[:, 0]) * (verts[:, 1] - before[:, 1])
-                    - (before[:, 1] - after[:, 1]) * (verts[:, 0] - before[:, 0]))
-            convex[start:start + m] = turn >= 0.0
-        polygon[start:start + m] = k
-        start += m
-    return points, directions, nxt, prv, convex, polygon
-
-
-def build_obstacles(polygons) -> ObstacleSet:
-    """Process a sequence of polygons (each (K, 2), K >= 2) into an :class:`ObstacleSet`."""
-    points, directions, nxt, prv, convex, polygon = polygon_vertex_arrays(polygons)
+        arrays.append(verts)
+    counts = np.array([a.shape[0] for a in arrays], np.int64)
+    points = np.concatenate(arrays) if arrays else np.empty((0, 2))
     n = points.shape[0]
-    (points, directions, nxt, prv, convex, polygon, n_vertices,
-     tree_vertex, tree_left, tree_right, n_nodes) = _build_tree(
-        points, directions, nxt, prv, convex, polygon, n)
-    return ObstacleSet(
-        points=points[:n_vertices].copy(),
-        directions=directions[:n_vertices].copy(),
-        next_vertex=nxt[:n_vertices].copy(),
-        prev_vertex=prv[:n_vertices].copy(),
-        convex=convex[:n_vertices].copy(),
-        polygon=polygon[:n_vertices].copy(),
-        tree_vertex=tree_vertex[:n_nodes].copy(),
-        tree_left=tree_left[:n_nodes].copy(),
-        tree_right=tree_right[:n_nodes].copy(),
-        num_input_vertices=n,
+    polygon = np.repeat(np.arange(len(arrays), dtype=np.int64), counts)
+    first = np.zeros(len(arrays), np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    bad = ~np.all(np.isfinite(points) & (np.abs(points) <= MAX_MAGNITUDE), axis=1)
+    if bad.any():  # as_points raises with its message, naming the first such polygon
+        k = int(polygon[np.flatnonzero(bad)[0]])
+        as_points(arrays[k], f"obstacle {k} vertices")
+    points[np.abs(points) < TINY] = 0.0  # as as_points does
+    local = np.arange(n, dtype=np.int64) - first[polygon]
+    nxt = first[polygon] + (local + 1) % counts[polygon]
+    prv = first[polygon] + (local - 1) % counts[polygon]
+    edge = points[nxt] - points
+    length = np.hypot(edge[:, 0], edge[:, 1])
+    if np.any(length == 0.0):
+        k = int(polygon[np.flatnonzero(length == 0.0)[0]])
+        raise ValueError(f"obstacle {k} has two consecutive equal vertices")
+    directions = edge / length[:, None]
+    before = points[prv]
+    after = points[nxt]
+    # leftOf(previous, vertex, next) >= 0: the boundary turns left (or not at all); both
+    # vertices of a two-vertex wall are convex.
+    turn = ((before[:, 0] - after[:, 0]) * (points[:, 1] - before[:, 1])
+            - (before[:, 1] - after[:, 1]) * (points[:, 0] - before[:, 0]))
+    convex = (turn >= 0.0) | (counts[polygon] == 2)
+    return ObstacleVertices(np.ascontiguousarray(points), directions, nxt, prv, convex, polygon)
+
+
+def build_obstacles(polygons) -> ObstacleTree:
+    """Process a sequence of polygons (each (K, 2), K >= 2) into an :class:`ObstacleTree`."""
+    vertices = polygon_vertex_arrays(polygons)
+    built = _build_tree(vertices, EXACT_SPLIT_MAX, SPLIT_SAMPLES)
+    v = built.vertex_count
+    t = built.node_count
+    return ObstacleTree(
+        points=built.vertices.points[:v].copy(),
+        directions=built.vertices.directions[:v].copy(),
+        next_vertex=built.vertices.next_vertex[:v].copy(),
+        prev_vertex=built.vertices.prev_vertex[:v].copy(),
+        convex=built.vertices.convex[:v].copy(),
+        polygon=built.vertices.polygon[:v].copy(),
+        tree_vertex=built.tree_vertex[:t].copy(),
+        tree_left=built.tree_left[:t].copy(),
+        tree_right=built.tree_right[:t].copy(),
+        num_input_vertices=vertices.points.shape[0],
     )
 
 
@@ -149,20 +203,22 @@ def _grow_flags(a, capacity):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _build_tree(points, directions, nxt, prv, convex, polygon, n):
+def _build_tree(vertices, exact_max, split_samples):
     """Binary space partition of the edges (RVO2's rules), cutting edges that straddle.
 
-    Returns the (possibly grown) vertex arrays, the vertex count and the tree arrays.
-    The recursion of RVO2 is replaced by an explicit stack that visits the left subtree
-    before the right one, so added vertices get the same numbering.
+    ``vertices`` is an :class:`ObstacleVertices`; returns a :class:`BuiltTree` (the vertex
+    arrays grow by the cut vertices).  The recursion of RVO2 is replaced by an explicit
+    stack that visits the left subtree before the right one, so added vertices get the
+    same numbering.
     """
+    n = vertices.points.shape[0]
     cap = max(n * 2, 4)
-    points = _grow_points(points, cap)
-    directions = _grow_points(directions, cap)
-    nxt = _grow_ints(nxt, cap)
-    prv = _grow_ints(prv, cap)
-    convex = _grow_flags(convex, cap)
-    polygon = _grow_ints(polygon, cap)
+    points = _grow_points(vertices.points, cap)
+    directions = _grow_points(vertices.directions, cap)
+    nxt = _grow_ints(vertices.next_vertex, cap)
+    prv = _grow_ints(vertices.prev_vertex, cap)
+    convex = _grow_flags(vertices.convex, cap)
+    polygon = _grow_ints(vertices.polygon, cap)
     n_vertices = n
 
     node_cap = cap
@@ -207,10 +263,14 @@ def _build_tree(points, directions, nxt, prv, convex, polygon, n):
 
         # Choose the edge whose line splits the others most evenly: minimise
         # (max(left, right), min(left, right)) lexicographically, first edge on ties.
+        # RVO2 tries every edge (O(size^2)); above exact_max edges only split_samples
+        # evenly spaced candidates are tried.
         best = 0
         best_left = size
         best_right = size
-        for a in range(size):
+        candidates = size if size <= exact_max else split_samples
+        for c in range(candidates):
+            a = c if size <= exact_max else (c * size) // candidates
             i1 = pool[start + a]
             i2 = nxt[i1]
             ax = points[i1, 0]
@@ -324,14 +384,18 @@ def _build_tree(points, directions, nxt, prv, convex, polygon, n):
         stack_parent[top + 1] = node
         stack_side[top + 1] = 0
         top += 2
-    return (points, directions, nxt, prv, convex, polygon, n_vertices,
-            tree_vertex, tree_left, tree_right, n_nodes)
+    return BuiltTree(ObstacleVertices(points, directions, nxt, prv, convex, polygon),
+                     n_vertices, tree_vertex, tree_left, tree_right, n_nodes)
 
 
 @numba.njit(cache=True, error_model="numpy")
 def find_obstacle_neighbors(px, py, range_sq, points, nxt, tree_vertex, tree_left, tree_right,
                             out_vertex, out_dist_sq, stack_node, stack_side):
     """Edges within ``sqrt(range_sq)`` of ``(px, py)`` that face it, nearest first.
+
+    ``points``, ``nxt`` and the ``tree_*`` arrays are fields of an :class:`ObstacleTree`
+    (passed apart: per agent, taking arrays out of a named tuple would cost numba a
+    reference count each).
 
     Writes edge indices and squared distances into ``out_vertex``/``out_dist_sq`` (capacity:
     number of vertices) and returns their count.  Equal distances keep the order in which
@@ -368,8 +432,10 @@ def find_obstacle_neighbors(px, py, range_sq, points, nxt, tree_vertex, tree_lef
         ey = points[v2, 1] - points[v1, 1]
         len_sq = ex * ex + ey * ey
         if side * side / len_sq < range_sq:
-            if side < 0.0:
-                # The agent is on the right (outer) side of the edge: consider it.
+            if side <= 0.0:
+                # The agent is on the right (outer) side of the edge: consider it.  RVO2
+                # requires side < 0, which leaves an agent whose centre lies exactly on
+                # the edge's line (overlapping it) blind to the edge.
                 r = ((px - points[v1, 0]) * ex + (py - points[v1, 1]) * ey) / len_sq
                 if r < 0.0:
                     dx = px - points[v1, 0]
@@ -397,7 +463,12 @@ def find_obstacle_neighbors(px, py, range_sq, points, nxt, tree_vertex, tree_lef
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _visible(ax, ay, bx, by, radius, points, nxt, tree_vertex, tree_left, tree_right):
+def _visible(ax, ay, bx, by, radius, obstacles):
+    points = obstacles.points
+    nxt = obstacles.next_vertex
+    tree_vertex = obstacles.tree_vertex
+    tree_left = obstacles.tree_left
+    tree_right = obstacles.tree_right
     if tree_vertex.shape[0] == 0:
         return True
     stack = np.empty(2 * tree_vertex.shape[0] + 2, np.int64)
@@ -448,12 +519,9 @@ def _visible(ax, ay, bx, by, radius, points, nxt, tree_vertex, tree_left, tree_r
     return True
 
 
-def query_visibility(obstacles: ObstacleSet, point1, point2, radius: float = 0.0) -> bool:
+def query_visibility(obstacles: ObstacleTree, point1, point2, radius: float = 0.0) -> bool:
     """Whether a disc of ``radius`` can move from ``point1`` to ``point2`` (RVO2 semantics)."""
     a = as_position(point1, "point1")
     b = as_position(point2, "point2")
-    radius = float(radius)
-    if not np.isfinite(radius) or radius < 0.0:
-        raise ValueError(f"visibility radius must be finite and >= 0, got {radius}")
-    return bool(_visible(a[0], a[1], b[0], b[1], radius, obstacles.points, obstacles.next_vertex,
-                         obstacles.tree_vertex, obstacles.tree_left, obstacles.tree_right))
+    radius = as_scalar(radius, "visibility radius")
+    return bool(_visible(a[0], a[1], b[0], b[1], radius, obstacles))

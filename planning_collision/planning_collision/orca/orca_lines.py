@@ -16,12 +16,22 @@ segment between two cut-off discs, legs tangent at the convex end vertices) give
 """
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from .constants import EPSILON, SEPARATION_SLACK
 from .symmetry_breaking import pair_direction
+
+
+class HalfPlane(NamedTuple):
+    """A line in velocity space: permitted velocities lie left of the direction."""
+
+    point_x: float
+    point_y: float
+    direction_x: float
+    direction_y: float
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -42,7 +52,7 @@ def _apart_single_precision(rpx, rpy, radius, other_radius):
 @numba.njit(cache=True, error_model="numpy")
 def agent_line(agent, other, px, py, vx, vy, radius, ox, oy, ovx, ovy, other_radius,
                inv_time_horizon, inv_overlap_time, share):
-    """ORCA line of ``agent`` with respect to ``other``: ``(point_x, point_y, dir_x, dir_y)``."""
+    """ORCA line (a :class:`HalfPlane`) of ``agent`` with respect to ``other``."""
     rpx = ox - px
     rpy = oy - py
     rvx = vx - ovx
@@ -94,7 +104,7 @@ def agent_line(agent, other, px, py, vx, vy, radius, ox, oy, ovx, ovy, other_rad
         scale = combined * inv_overlap_time - w_len
         ux_ = scale * ux
         uy_ = scale * uy
-    return vx + share * ux_, vy + share * uy_, dx, dy
+    return HalfPlane(vx + share * ux_, vy + share * uy_, dx, dy)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -104,15 +114,18 @@ def _det(ax, ay, bx, by):
 
 @numba.njit(cache=True, error_model="numpy")
 def obstacle_lines(px, py, vx, vy, radius, inv_time_horizon_obst, neighbor_vertices, count,
-                   points, directions, next_vertex, prev_vertex, convex,
-                   out_points, out_directions, n_lines):
-    """Append the obstacle lines of an agent; returns the new number of lines.
+                   points, directions, next_vertex, prev_vertex, convex, out_points,
+                   out_directions):
+    """Write the obstacle lines of an agent from row 0 on; returns their number.
 
-    ``neighbor_vertices[:count]`` are the nearby edges (by start vertex), nearest first.
+    ``neighbor_vertices[:count]`` are the nearby edges (by start vertex), nearest first;
+    ``points`` to ``convex`` are fields of an
+    :class:`~planning_collision.orca.obstacles.ObstacleTree` (passed apart: per agent,
+    taking arrays out of a named tuple would cost numba a reference count each).
     """
     inv_t = inv_time_horizon_obst
     radius_sq = radius * radius
-    n_start = n_lines
+    n_lines = 0
     for k in range(count):
         v1 = neighbor_vertices[k]
         v2 = next_vertex[v1]
@@ -123,7 +136,7 @@ def obstacle_lines(px, py, vx, vy, radius, inv_time_horizon_obst, neighbor_verti
 
         # Skip the edge when one earlier obstacle line already excludes both cut-off discs.
         covered = False
-        for j in range(n_start, n_lines):
+        for j in range(n_lines):
             lpx = out_points[j, 0]
             lpy = out_points[j, 1]
             ldx = out_directions[j, 0]
@@ -321,7 +334,7 @@ def obstacle_lines(px, py, vx, vy, radius, inv_time_horizon_obst, neighbor_verti
 @numba.njit(cache=True, error_model="numpy")
 def separation_line(agent, other, px, py, radius, ox, oy, other_radius, share, time_step,
                     overlap_time):
-    """Hard half-plane keeping the pair apart during the next step: ``(px, py, dx, dy)``.
+    """Hard half-plane (a :class:`HalfPlane`) keeping the pair apart during the next step.
 
     With ``e`` the unit vector towards the other agent and ``gap`` the free distance, the
     agent may approach by at most ``share * gap`` within ``time_step``:
@@ -345,4 +358,4 @@ def separation_line(agent, other, px, py, radius, ox, oy, other_radius, share, t
     gap = dist - radius - other_radius
     rate = share * gap / (time_step if gap >= 0.0 else overlap_time) + SEPARATION_SLACK
     # Permitted: v . e <= rate, i.e. left of the direction e rotated by +90 degrees.
-    return ex * rate, ey * rate, -ey, ex
+    return HalfPlane(ex * rate, ey * rate, -ey, ex)

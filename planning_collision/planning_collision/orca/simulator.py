@@ -8,6 +8,8 @@ command that tracks their new (holonomic) velocity, see
 :mod:`planning_collision.orca.diff_drive`.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .agent_threads import resolve_threads
@@ -20,7 +22,7 @@ from .diff_drive import (
     trackable_polygon,
     unicycle_commands,
 )
-from .obstacles import ObstacleSet, build_obstacles, empty_obstacles
+from .obstacles import ObstacleTree, build_obstacles, empty_obstacles
 from .obstacles import query_visibility as _query_visibility
 from .validation import (
     as_agent_points,
@@ -37,6 +39,15 @@ from .velocities import (
     solve_velocities,
     step_options,
 )
+
+
+class AgentHalfPlanes(NamedTuple):
+    """One agent's half-planes: ``points`` and unit ``directions`` (M, 2); permitted
+    velocities lie left of each direction (RVO2's ORCA lines)."""
+
+    points: np.ndarray
+    directions: np.ndarray
+
 
 _FLOAT_PARAMS = ("radius", "max_speed", "neighbor_dist", "time_horizon", "time_horizon_obst",
                  "responsibility")
@@ -84,7 +95,7 @@ class OrcaSimulator:
         self._model = np.zeros(0, np.int64)  # per agent: index into _models, -1 holonomic
         self._commands = np.zeros((0, 2))
         self._obstacle_vertices: list[np.ndarray] = []
-        self._obstacles: ObstacleSet = empty_obstacles()
+        self._obstacles: ObstacleTree = empty_obstacles()
         self.global_time = 0.0
         self.step_count = 0
         self._last = None  # inputs and result of the last step, for lines and neighbours
@@ -102,8 +113,8 @@ class OrcaSimulator:
         ``overrides`` may set any of radius, max_speed, neighbor_dist, max_neighbors,
         time_horizon, time_horizon_obst, responsibility (share others take when avoiding
         this agent; 1.0 for agents that do not avoid) and reactive (False: the agent keeps
-        its preferred velocity).  ``diff_drive`` (a :class:`DiffDriveLimits`) makes it a
-        unicycle with the given ``heading`` (rad).
+        its preferred velocity, up to its max speed).  ``diff_drive`` (a
+        :class:`DiffDriveLimits`) makes it a unicycle with the given ``heading`` (rad).
         """
         unknown = set(overrides) - set(self._defaults)
         if unknown:
@@ -224,7 +235,7 @@ class OrcaSimulator:
         self._obstacles = build_obstacles(self._obstacle_vertices)
 
     @property
-    def obstacles(self) -> ObstacleSet:
+    def obstacles(self) -> ObstacleTree:
         """The processed obstacles (as used by :func:`compute_velocities`)."""
         return self._obstacles
 
@@ -296,8 +307,8 @@ class OrcaSimulator:
             raise ValueError(f"agent index {index} out of range [0, {self.num_agents})")
         return i
 
-    def orca_lines(self, index: int):
-        """Half-planes agent ``index`` used in the last step: ``(points (M, 2), directions)``.
+    def orca_lines(self, index: int) -> AgentHalfPlanes:
+        """Half-planes agent ``index`` used in the last step (points and directions, (M, 2)).
 
         Permitted velocities are left of each direction (RVO2's convention); hard lines
         (obstacles, kinematic limits) first, then one per agent neighbour.  Empty before the
@@ -306,9 +317,10 @@ class OrcaSimulator:
         i = self._index(index)
         lines = self._lines()
         if lines is None:
-            return np.zeros((0, 2)), np.zeros((0, 2))
-        a, b = lines[0].offsets[i], lines[0].offsets[i + 1]
-        return lines[0].points[a:b].copy(), lines[0].directions[a:b].copy()
+            return AgentHalfPlanes(np.zeros((0, 2)), np.zeros((0, 2)))
+        a, b = lines.lines.offsets[i], lines.lines.offsets[i + 1]
+        return AgentHalfPlanes(lines.lines.points[a:b].copy(),
+                               lines.lines.directions[a:b].copy())
 
     def neighbors(self, index: int) -> np.ndarray:
         """Agent neighbours (indices, nearest first) agent ``index`` used in the last step."""
@@ -316,8 +328,8 @@ class OrcaSimulator:
         lines = self._lines()
         if lines is None:
             return np.zeros(0, np.int64)
-        a, b = lines[1].offsets[i], lines[1].offsets[i + 1]
-        return lines[1].indices[a:b].copy()
+        a, b = lines.neighbors.offsets[i], lines.neighbors.offsets[i + 1]
+        return lines.neighbors.indices[a:b].copy()
 
     @property
     def last_result(self) -> VelocityResult | None:

@@ -27,6 +27,8 @@ import math
 import numba
 import numpy as np
 
+from .vector import Vector
+
 _TWO_PI = 2.0 * math.pi
 
 
@@ -54,7 +56,7 @@ def perturbation(agent, seed, magnitude):
     """
     angle = _TWO_PI * unit_uniform(2 * agent, seed)
     length = magnitude * unit_uniform(2 * agent + 1, seed)
-    return length * math.cos(angle), length * math.sin(angle)
+    return Vector(length * math.cos(angle), length * math.sin(angle))
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -64,4 +66,4 @@ def pair_direction(agent, other):
     hi = max(agent, other)
     angle = _TWO_PI * unit_uniform(lo, hi)
     sign = 1.0 if agent == lo else -1.0
-    return sign * math.cos(angle), sign * math.sin(angle)
+    return Vector(sign * math.cos(angle), sign * math.sin(angle))

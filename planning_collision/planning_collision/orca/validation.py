@@ -1,6 +1,38 @@
-"""Input checks for the ORCA API: bad input raises ValueError naming the problem."""
+"""Input checks for the ORCA API: bad input raises ValueError naming the problem.
+
+Besides shape and finiteness, every number must lie in ORCA's working range, which keeps all
+of the kernels' float64 arithmetic (squares, products with inverse times, fourth powers in
+the cone test) far from overflow and underflow:
+
+* coordinates, velocities, lengths and speeds (m, m/s) within +-``MAX_MAGNITUDE`` (1e9:
+  at a billion metres float64 still resolves 1e-7 m; nothing a robot measures comes close);
+* times (time step, time horizons, overlap time; s) between ``MIN_TIME`` and
+  ``MAX_MAGNITUDE`` (their inverses multiply positions);
+* numbers smaller in magnitude than ``TINY`` (1e-100) are taken as exactly zero, so that no
+  difference, square or product of the inputs falls into float64's subnormal range.
+
+A value beyond these bounds is refused (a sensor fault or a unit error upstream), with the
+argument named; the ROS node bounds what it measures before calling the core.
+"""
 
 import numpy as np
+
+#: Largest magnitude of any coordinate, velocity, length or speed (m, m/s), and of any time.
+MAX_MAGNITUDE = 1e9
+#: Smallest time (s) accepted for the time step, the time horizons and the overlap time.
+MIN_TIME = 1e-9
+#: Input numbers smaller than this in magnitude are replaced by zero.
+TINY = 1e-100
+
+
+def _in_range(arr: np.ndarray, name: str) -> np.ndarray:
+    """Refuse magnitudes beyond ``MAX_MAGNITUDE``; flush those below ``TINY`` to zero."""
+    magnitude = np.abs(arr)
+    if np.any(magnitude > MAX_MAGNITUDE):
+        raise ValueError(f"{name} has a value of magnitude {magnitude.max():.3g}, beyond "
+                         f"ORCA's working range of {MAX_MAGNITUDE:g}")
+    arr[magnitude < TINY] = 0.0
+    return arr
 
 
 def as_points(value, name: str) -> np.ndarray:
@@ -13,7 +45,7 @@ def as_points(value, name: str) -> np.ndarray:
         raise ValueError(f"{name} must have shape (K, 2), got {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values")
-    return np.ascontiguousarray(arr)
+    return np.ascontiguousarray(_in_range(arr, name))
 
 
 def as_agent_points(value, n: int, name: str) -> np.ndarray:
@@ -34,12 +66,16 @@ def as_position(value, name: str) -> np.ndarray:
         raise ValueError(f"{name} must have shape (2,), got {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values")
-    return arr
+    return _in_range(arr, name)
 
 
 def as_agent_values(value, n: int, name: str, *, minimum: float = 0.0,
-                    strictly_positive: bool = False, maximum: float | None = None) -> np.ndarray:
-    """A finite float64 (n,) array from a scalar or a sequence, checked against bounds."""
+                    strictly_positive: bool = False, maximum: float = MAX_MAGNITUDE,
+                    time: bool = False) -> np.ndarray:
+    """A finite float64 (n,) array from a scalar or a sequence, checked against bounds.
+
+    ``time``: a time (s), strictly positive and at least ``MIN_TIME``.
+    """
     try:
         arr = np.array(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -50,13 +86,19 @@ def as_agent_values(value, n: int, name: str, *, minimum: float = 0.0,
         raise ValueError(f"{name} must be a scalar or have shape ({n},), got {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values")
+    _check_bounds(arr, name, minimum, strictly_positive or time, maximum, time)
+    return np.ascontiguousarray(_in_range(arr, name))
+
+
+def _check_bounds(arr, name, minimum, strictly_positive, maximum, time):
     if strictly_positive and np.any(arr <= minimum):
         raise ValueError(f"{name} must be > {minimum}, got {arr.min()}")
     if not strictly_positive and np.any(arr < minimum):
         raise ValueError(f"{name} must be >= {minimum}, got {arr.min()}")
-    if maximum is not None and np.any(arr > maximum):
-        raise ValueError(f"{name} must be <= {maximum}, got {arr.max()}")
-    return np.ascontiguousarray(arr)
+    if time and np.any(arr < MIN_TIME):
+        raise ValueError(f"{name} must be at least {MIN_TIME:g} s, got {arr.min()}")
+    if np.any(arr > maximum):
+        raise ValueError(f"{name} must be <= {maximum:g}, got {arr.max()}")
 
 
 def as_agent_counts(value, n: int, name: str) -> np.ndarray:
@@ -90,16 +132,15 @@ def as_agent_flags(value, n: int, name: str) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def as_scalar(value, name: str, *, minimum: float = 0.0, strictly_positive: bool = False) -> float:
-    """A finite float checked against a lower bound."""
+def as_scalar(value, name: str, *, minimum: float = 0.0, strictly_positive: bool = False,
+              maximum: float = MAX_MAGNITUDE, time: bool = False) -> float:
+    """A finite float checked against bounds (``time`` as in :func:`as_agent_values`)."""
     try:
         x = float(value)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be a number: {exc}") from None
     if not np.isfinite(x):
         raise ValueError(f"{name} must be finite, got {x}")
-    if strictly_positive and x <= minimum:
-        raise ValueError(f"{name} must be > {minimum}, got {x}")
-    if not strictly_positive and x < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {x}")
-    return x
+    arr = np.array([x])
+    _check_bounds(arr, name, minimum, strictly_positive or time, maximum, time)
+    return float(_in_range(arr, name)[0])

@@ -6,6 +6,7 @@ and the ROS node both call.  From positions, current velocities and preferred ve
 the velocity closest to the preferred one inside all ORCA half-planes and the max-speed
 disc, or, when these are infeasible, the velocity of least worst violation of the agent
 half-planes (RVO2's linearProgram3; obstacle and other hard half-planes stay satisfied).
+No velocity is ever faster than the agent's max speed (see :func:`compute_velocities`).
 Agents are independent; large crowds are shared among threads
 (:mod:`~planning_collision.orca.agent_threads`).
 
@@ -14,7 +15,8 @@ Beyond RVO2 (all off by default, so the defaults reproduce RVO2):
 * ``responsibility`` per agent: the share of the avoidance that *other* agents take when
   they avoid this agent (0.5 reciprocal; 1.0 for a person or a robot that does not run
   ORCA, which is then avoided fully);
-* ``reactive`` per agent: False keeps the preferred velocity (no avoidance);
+* ``reactive`` per agent: False keeps the preferred velocity, limited to the max speed (no
+  avoidance);
 * ``symmetry_breaking``: a deterministic perturbation of the preferred velocities, of at
   most this length, drawn from ``(agent, seed)`` (RVO2's examples use random noise);
 * ``side_preference``: an agent held back by other agents (by their half-planes or by
@@ -74,16 +76,17 @@ brings Circle (250 and 32 agents) and Blocks to their goals without any pair clo
 steps (24 runs), faster than RVO2.
 """
 
+import math
 from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from .agent_threads import resolve_threads, run_in_chunks
-from .constants import DEFAULT_KEEP_APART_MARGIN
+from .constants import DEFAULT_KEEP_APART_MARGIN, SPEED_TOLERANCE
 from .linear_program import solve_incremental, solve_least_violation
 from .neighbors import build_grid, find_agent_neighbors, find_agents_within
-from .obstacles import ObstacleSet, empty_obstacles, find_obstacle_neighbors
+from .obstacles import ObstacleTree, empty_obstacles, find_obstacle_neighbors
 from .orca_lines import agent_line, obstacle_lines, separation_line
 from .symmetry_breaking import perturbation
 from .validation import (
@@ -94,6 +97,7 @@ from .validation import (
     as_points,
     as_scalar,
 )
+from .vector import Vector
 
 
 class LineSet(NamedTuple):
@@ -118,7 +122,11 @@ class NeighborSet(NamedTuple):
 class VelocityResult(NamedTuple):
     """Output of :func:`compute_velocities`.
 
-    ``velocities`` (N, 2) new velocities; ``num_neighbors`` (N,) agent neighbours used;
+    ``velocities`` (N, 2) new velocities, each finite with
+    ``|v| <= max_speed * (1 + SPEED_TOLERANCE)`` (1e-12); ``speed_clamped`` (N,) True where
+    the last check before returning found a velocity that was not finite or faster than
+    that and replaced it (scaled to ``max_speed``, or zero if not finite) -- never expected,
+    reported so that a caller can log it; ``num_neighbors`` (N,) agent neighbours used;
     ``infeasible`` (N,) True where the half-planes had no common velocity within max speed
     (RVO2's linearProgram3 was used); ``num_lines`` and ``num_hard_lines`` (N,) count each
     agent's half-planes and the hard ones among them, ``num_obstacle_lines`` (N,) the
@@ -132,6 +140,7 @@ class VelocityResult(NamedTuple):
     num_lines: np.ndarray
     num_hard_lines: np.ndarray
     num_obstacle_lines: np.ndarray
+    speed_clamped: np.ndarray
     lines: LineSet | None = None
     neighbors: NeighborSet | None = None
 
@@ -177,9 +186,8 @@ def agent_parameters(n, *, radius, max_speed, neighbor_dist, max_neighbors, time
         max_speed=as_agent_values(max_speed, n, "max_speed"),
         neighbor_dist=as_agent_values(neighbor_dist, n, "neighbor_dist"),
         max_neighbors=as_agent_counts(max_neighbors, n, "max_neighbors"),
-        time_horizon=as_agent_values(time_horizon, n, "time_horizon", strictly_positive=True),
-        time_horizon_obst=as_agent_values(time_horizon_obst, n, "time_horizon_obst",
-                                          strictly_positive=True),
+        time_horizon=as_agent_values(time_horizon, n, "time_horizon", time=True),
+        time_horizon_obst=as_agent_values(time_horizon_obst, n, "time_horizon_obst", time=True),
         responsibility=as_agent_values(responsibility, n, "responsibility", maximum=1.0),
         reactive=as_agent_flags(reactive, n, "reactive"),
     )
@@ -189,9 +197,9 @@ def step_options(*, time_step, overlap_time=None, symmetry_breaking=0.0, seed=0,
                  side_preference=0.0, keep_apart=False,
                  keep_apart_margin=DEFAULT_KEEP_APART_MARGIN) -> StepOptions:
     """Validate the scalar settings of a step (``overlap_time`` None: the time step)."""
-    time_step = as_scalar(time_step, "time_step", strictly_positive=True)
+    time_step = as_scalar(time_step, "time_step", time=True)
     overlap = time_step if overlap_time is None else as_scalar(
-        overlap_time, "overlap_time", strictly_positive=True)
+        overlap_time, "overlap_time", time=True)
     try:
         seed = int(seed)
     except (TypeError, ValueError):
@@ -230,7 +238,7 @@ def check_constraint_lines(lines: ConstraintLines, n: int) -> ConstraintLines:
 def compute_velocities(positions, velocities, pref_velocities, *, time_step, radius,
                        max_speed, neighbor_dist, max_neighbors, time_horizon,
                        time_horizon_obst, responsibility=0.5, reactive=True,
-                       obstacles: ObstacleSet | None = None, symmetry_breaking=0.0, seed=0,
+                       obstacles: ObstacleTree | None = None, symmetry_breaking=0.0, seed=0,
                        side_preference=0.0, keep_apart=False,
                        keep_apart_margin=DEFAULT_KEEP_APART_MARGIN, overlap_time=None,
                        constraint_lines: ConstraintLines | None = None, return_lines=False,
@@ -250,7 +258,13 @@ def compute_velocities(positions, velocities, pref_velocities, *, time_step, rad
     ``return_neighbors`` add every agent's half-planes and neighbours in CSR form.
     ``threads`` (None: automatic, one thread below
     :data:`~planning_collision.orca.agent_threads.PARALLEL_MIN_AGENTS` agents) sets how
-    many threads share the agents.  Raises ValueError on malformed input.
+    many threads share the agents.
+
+    Every returned velocity is finite with ``|v| <= max_speed * (1 + SPEED_TOLERANCE)``
+    (a relative 1e-12), for every input accepted; a non-reactive agent gets its preferred
+    velocity limited to its max speed.  Raises ValueError on malformed input and on values
+    outside ORCA's working range (:mod:`~planning_collision.orca.validation`: magnitudes up
+    to 1e9, times from 1e-9 s; numbers below 1e-100 count as zero), naming the argument.
     """
     pos = as_points(positions, "positions")
     n = pos.shape[0]
@@ -266,8 +280,8 @@ def compute_velocities(positions, velocities, pref_velocities, *, time_step, rad
                            keep_apart_margin=keep_apart_margin)
     if obstacles is None:
         obstacles = empty_obstacles()
-    elif not isinstance(obstacles, ObstacleSet):
-        raise ValueError("obstacles must be an ObstacleSet (see build_obstacles)")
+    elif not isinstance(obstacles, ObstacleTree):
+        raise ValueError("obstacles must be an ObstacleTree (see build_obstacles)")
     extra = (no_constraint_lines(n) if constraint_lines is None
              else check_constraint_lines(constraint_lines, n))
     resolve_threads(threads, n)
@@ -276,23 +290,20 @@ def compute_velocities(positions, velocities, pref_velocities, *, time_step, rad
                             threads=threads)
 
 
-def solve_velocities(pos, vel, pref, params: AgentParameters, obstacles: ObstacleSet,
+def solve_velocities(pos, vel, pref, params: AgentParameters, obstacles: ObstacleTree,
                      extra: ConstraintLines, options: StepOptions, *, return_lines=False,
                      return_neighbors=False, threads=None) -> VelocityResult:
     """:func:`compute_velocities` on inputs that are already validated (no checks)."""
     n = pos.shape[0]
-    out_vel = np.empty((n, 2))
-    num_neighbors = np.zeros(n, np.int64)
-    num_lines = np.zeros(n, np.int64)
-    num_hard = np.zeros(n, np.int64)
-    num_obstacle = np.zeros(n, np.int64)
-    infeasible = np.zeros(n, np.bool_)
+    out = StepOutputs(velocities=np.empty((n, 2)), num_neighbors=np.zeros(n, np.int64),
+                      num_lines=np.zeros(n, np.int64), num_hard_lines=np.zeros(n, np.int64),
+                      num_obstacle_lines=np.zeros(n, np.int64),
+                      infeasible=np.zeros(n, np.bool_), speed_clamped=np.zeros(n, np.bool_))
     if n:
-        _run_kernel(pos, vel, pref, params, obstacles, extra, options, False, threads,
-                    out_vel, num_neighbors, num_lines, num_hard, num_obstacle, infeasible,
-                    _NO_OFFSETS, _NO_POINTS, _NO_POINTS, _NO_OFFSETS, _NO_OFFSETS)
-    result = VelocityResult(out_vel, num_neighbors, infeasible, num_lines, num_hard,
-                            num_obstacle)
+        _run_kernel(Agents(pos, vel, pref), params, obstacles, extra, options, threads, out,
+                    _NO_CSR)
+    result = VelocityResult(out.velocities, out.num_neighbors, out.infeasible, out.num_lines,
+                            out.num_hard_lines, out.num_obstacle_lines, out.speed_clamped)
     if return_lines or return_neighbors:
         lines, neighbors = collect_lines(pos, vel, params, obstacles, extra, options, result,
                                          threads=threads)
@@ -301,33 +312,39 @@ def solve_velocities(pos, vel, pref, params: AgentParameters, obstacles: Obstacl
     return result
 
 
-def collect_lines(pos, vel, params: AgentParameters, obstacles: ObstacleSet,
+class StepLines(NamedTuple):
+    """Every agent's half-planes and neighbours of a step (see :func:`collect_lines`)."""
+
+    lines: LineSet
+    neighbors: NeighborSet
+
+
+def collect_lines(pos, vel, params: AgentParameters, obstacles: ObstacleTree,
                   extra: ConstraintLines, options: StepOptions, result: VelocityResult, *,
-                  threads=None):
+                  threads=None) -> StepLines:
     """Half-planes and neighbours (CSR) of the step that produced ``result``.
 
     Recomputes them from the same validated inputs (deterministic, so identical to the
-    ones the step used); returns ``(LineSet, NeighborSet)``.
+    ones the step used).
     """
     n = pos.shape[0]
     line_offsets = np.zeros(n + 1, np.int64)
     np.cumsum(result.num_lines, out=line_offsets[1:])
     nb_offsets = np.zeros(n + 1, np.int64)
     np.cumsum(result.num_neighbors, out=nb_offsets[1:])
-    line_points = np.empty((line_offsets[-1], 2))
-    line_dirs = np.empty((line_offsets[-1], 2))
-    nb_indices = np.empty(nb_offsets[-1], np.int64)
+    csr = CsrOutputs(line_offsets=line_offsets,
+                     line_points=np.empty((line_offsets[-1], 2)),
+                     line_directions=np.empty((line_offsets[-1], 2)),
+                     neighbor_offsets=nb_offsets,
+                     neighbor_indices=np.empty(nb_offsets[-1], np.int64))
     if n:
-        _run_kernel(pos, vel, vel, params, obstacles, extra, options, True, threads,
-                    result.velocities, result.num_neighbors, result.num_lines,
-                    result.num_hard_lines, result.num_obstacle_lines, result.infeasible,
-                    line_offsets, line_points,
-                    line_dirs, nb_offsets, nb_indices)
-    return LineSet(line_offsets, line_points, line_dirs), NeighborSet(nb_offsets, nb_indices)
-
-
-_NO_OFFSETS = np.zeros(1, np.int64)
-_NO_POINTS = np.zeros((0, 2))
+        out = StepOutputs(result.velocities, result.num_neighbors, result.num_lines,
+                          result.num_hard_lines, result.num_obstacle_lines, result.infeasible,
+                          result.speed_clamped)
+        _run_kernel(Agents(pos, vel, vel), params, obstacles, extra, options, threads, out,
+                    csr)
+    return StepLines(LineSet(csr.line_offsets, csr.line_points, csr.line_directions),
+                     NeighborSet(csr.neighbor_offsets, csr.neighbor_indices))
 
 
 def largest_neighbor_dist(neighbor_dist, max_neighbors) -> float:
@@ -336,40 +353,140 @@ def largest_neighbor_dist(neighbor_dist, max_neighbors) -> float:
     return float(active.max()) if active.size else 0.0
 
 
-def _run_kernel(pos, vel, pref, params, obstacles, extra, options, write_csr, threads,
-                *outputs):
-    n = pos.shape[0]
-    grid = build_grid(pos, largest_neighbor_dist(params.neighbor_dist, params.max_neighbors))
-    kmax = min(int(params.max_neighbors.max()), n - 1)
-    most_extra = int(np.diff(extra.offsets).max())
-    separations = n if options.keep_apart else 0
-    sizes = (kmax, obstacles.points.shape[0] + most_extra + separations + kmax + 1,
-             2 * obstacles.tree_vertex.shape[0] + 2, separations)
-    reach = float(np.max(params.radius + params.max_speed * options.time_step))
-    # Radius factor of the agent half-planes: exactly 1.0 (RVO2's radii) without keep_apart.
-    plan_scale = 1.0 + options.keep_apart_margin if options.keep_apart else 1.0
+# ------------------------------------------------------------------ the kernel and its inputs
+class Agents(NamedTuple):
+    """The agents' state: (N, 2) positions, current and preferred velocities."""
+
+    positions: np.ndarray
+    velocities: np.ndarray
+    pref_velocities: np.ndarray
+
+
+class KernelSettings(NamedTuple):
+    """The scalars of a step as the kernel uses them (from :class:`StepOptions`).
+
+    ``plan_scale`` multiplies the radii in the agent half-planes (``1 + keep_apart_margin``
+    with ``keep_apart``, else exactly 1); ``reach`` is the largest
+    ``radius + max_speed * time_step`` (for ``keep_apart``).
+    """
+
+    time_step: float
+    overlap_time: float
+    inv_overlap_time: float
+    symmetry_breaking: float
+    side_preference: float
+    seed: int
+    keep_apart: bool
+    plan_scale: float
+    reach: float
+
+
+class ScratchSizes(NamedTuple):
+    """Capacities of each thread's scratch buffers (see :func:`_scratch_sizes`)."""
+
+    neighbors: int
+    lines: int
+    tree_stack: int
+    separations: int
+
+
+class StepOutputs(NamedTuple):
+    """Per-agent outputs of the kernel (the arrays of :class:`VelocityResult`)."""
+
+    velocities: np.ndarray
+    num_neighbors: np.ndarray
+    num_lines: np.ndarray
+    num_hard_lines: np.ndarray
+    num_obstacle_lines: np.ndarray
+    infeasible: np.ndarray
+    speed_clamped: np.ndarray
+
+
+class CsrOutputs(NamedTuple):
+    """Where the kernel copies every agent's half-planes and neighbours (CSR), when asked."""
+
+    line_offsets: np.ndarray
+    line_points: np.ndarray
+    line_directions: np.ndarray
+    neighbor_offsets: np.ndarray
+    neighbor_indices: np.ndarray
+
+
+_NO_CSR = CsrOutputs(np.zeros(1, np.int64), np.zeros((0, 2)), np.zeros((0, 2)),
+                     np.zeros(1, np.int64), np.zeros(0, np.int64))
+
+
+def _run_kernel(agents: Agents, params: AgentParameters, obstacles: ObstacleTree,
+                extra: ConstraintLines, options: StepOptions, threads, out: StepOutputs,
+                csr: CsrOutputs):
+    """Solve every agent (``csr`` is ``_NO_CSR``) or copy their lines and neighbours."""
+    n = agents.positions.shape[0]
+    grid = build_grid(agents.positions,
+                      largest_neighbor_dist(params.neighbor_dist, params.max_neighbors))
+    inv_overlap = 1.0 / options.overlap_time
+    settings = KernelSettings(
+        # overlap_time as the kernel has always derived it (1 / (1 / t): bit for bit).
+        time_step=options.time_step, overlap_time=1.0 / inv_overlap,
+        inv_overlap_time=inv_overlap, symmetry_breaking=options.symmetry_breaking,
+        side_preference=options.side_preference, seed=int(np.int64(options.seed)),
+        keep_apart=options.keep_apart,
+        # Radius factor of the agent half-planes: exactly 1.0 (RVO2's radii) without
+        # keep_apart.
+        plan_scale=1.0 + options.keep_apart_margin if options.keep_apart else 1.0,
+        reach=float(np.max(params.radius + params.max_speed * options.time_step)))
 
     def process(lo, hi):
-        _process_agents(lo, hi, write_csr, pos, vel, pref, *params, obstacles.points,
-                        obstacles.directions, obstacles.next_vertex, obstacles.prev_vertex,
-                        obstacles.convex, obstacles.tree_vertex, obstacles.tree_left,
-                        obstacles.tree_right, *extra, options.time_step,
-                        1.0 / options.overlap_time, options.symmetry_breaking,
-                        options.side_preference, np.int64(options.seed), options.keep_apart,
-                        plan_scale, reach, grid, sizes, *outputs)
+        _process_agents(lo, hi, agents, params, obstacles, extra, settings, grid, out, csr)
 
     run_in_chunks(process, n, resolve_threads(threads, n))
 
 
+class AgentLines(NamedTuple):
+    """How an agent's half-planes are laid out: obstacles first (``0:obstacle``), then extra
+    constraints, then separations (``separation_start:separation_end``), which end the hard
+    lines (``hard``), then one per agent neighbour (``neighbors`` of them) up to ``total``."""
+
+    obstacle: int
+    separation_start: int
+    separation_end: int
+    hard: int
+    total: int
+    neighbors: int
+
+
+class Choice(NamedTuple):
+    """A velocity chosen by the linear programs; ``infeasible`` when linearProgram3 chose."""
+
+    x: float
+    y: float
+    infeasible: bool
+
+
+class CheckedVelocity(NamedTuple):
+    """The last check's result: ``clamped`` when it had to act."""
+
+    x: float
+    y: float
+    clamped: bool
+
+
+# The kernels below run per agent.  Named tuples of scalars (settings, layouts, results)
+# cost nothing there, but taking an array out of a named tuple costs numba an atomic
+# reference count: done per agent and per line it slowed a step by 40 % (measured).  So
+# the chunk kernel takes the named tuples apart once, and per-agent kernels get plain
+# arrays.  (Passing a named tuple into a kernel from Python costs about 1.5 us of type
+# dispatch per tuple, some 10 us per step.)
+
+
 @numba.njit(cache=True, error_model="numpy")
 def _solve(line_points, line_dirs, n_lines, n_hard, speed, ox, oy, proj_points, proj_dirs):
-    """RVO2's program: LP2 towards ``(ox, oy)``, LP3 if infeasible -> ``(x, y, infeasible)``."""
-    fail, rx, ry = solve_incremental(line_points, line_dirs, n_lines, speed, ox, oy, False)
-    if fail < n_lines:
-        rx, ry = solve_least_violation(line_points, line_dirs, n_lines, n_hard, fail, speed,
-                                       rx, ry, proj_points, proj_dirs)
-        return rx, ry, True
-    return rx, ry, False
+    """RVO2's program: LP2 towards ``(ox, oy)``, LP3 if infeasible -> a :class:`Choice`."""
+    result = solve_incremental(line_points, line_dirs, n_lines, speed, ox, oy, False)
+    if result.failed_line < n_lines:
+        v = solve_least_violation(line_points, line_dirs, n_lines, n_hard, result.failed_line,
+                                  speed, result.x, result.y, proj_points, proj_dirs)
+        return Choice(v.x, v.y, True)
+    return Choice(result.x, result.y, False)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -389,58 +506,171 @@ def _respect_separation(rx, ry, line_points, line_dirs, start, end):
         along = rx * ex + ry * ey
         if along > c and along > 0.0:
             scale = min(scale, max(c, 0.0) / along)
-    return rx * scale, ry * scale
+    return Vector(rx * scale, ry * scale)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _within_speed(rx, ry, speed):
+    """Last line of defence: a :class:`CheckedVelocity`, finite and within the speed limit.
+
+    The programs already return velocities within ``speed * (1 + SPEED_TOLERANCE)``; a
+    velocity that is not (a bug) is scaled back to ``speed`` (zero if not finite) and
+    reported.
+    """
+    limit = speed * (1.0 + SPEED_TOLERANCE)
+    if rx * rx + ry * ry <= limit * limit:
+        return CheckedVelocity(rx, ry, False)
+    if not (math.isfinite(rx) and math.isfinite(ry)):
+        return CheckedVelocity(0.0, 0.0, True)
+    scale = speed / math.hypot(rx, ry)
+    return CheckedVelocity(rx * scale, ry * scale, True)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _choose_velocity(i, pref_x, pref_y, speed, reactive, settings, layout, line_points,
+                     line_dirs, proj_points, proj_dirs):
+    """Agent ``i``'s new velocity (a :class:`Choice`) from its half-planes, laid out as
+    ``layout`` (:class:`AgentLines`) says."""
+    if not reactive:
+        # The preferred velocity, limited to the max speed as the programs start from.
+        rx = pref_x
+        ry = pref_y
+        if rx * rx + ry * ry > speed * speed:
+            norm = math.sqrt(rx * rx + ry * ry)
+            rx = rx / norm * speed
+            ry = ry / norm * speed
+        return Choice(rx, ry, False)
+    ox = pref_x
+    oy = pref_y
+    if settings.symmetry_breaking > 0.0:
+        offset = perturbation(i, settings.seed, settings.symmetry_breaking)
+        ox += offset.x
+        oy += offset.y
+    choice = _solve(line_points, line_dirs, layout.total, layout.hard, speed, ox, oy,
+                    proj_points, proj_dirs)
+    if settings.side_preference != 0.0:
+        # Held back by other agents (their half-planes or separations), not only by
+        # obstacles or kinematic limits: aim to the right of the preferred velocity (left
+        # if negative), so that crossing agents pass each other consistently.  (Against a
+        # wall alone the shift would cancel the sliding along it and trap the agent.)
+        free = solve_incremental(line_points, line_dirs, layout.separation_start, speed, ox,
+                                 oy, False)
+        if choice.x != free.x or choice.y != free.y:
+            choice = _solve(line_points, line_dirs, layout.total, layout.hard, speed,
+                            ox + settings.side_preference * pref_y,
+                            oy - settings.side_preference * pref_x, proj_points, proj_dirs)
+    if settings.keep_apart:
+        v = _respect_separation(choice.x, choice.y, line_points, line_dirs,
+                                layout.separation_start, layout.separation_end)
+        choice = Choice(v.x, v.y, choice.infeasible)
+    return choice
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _copy_rows(source, target, start, count):
+    for k in range(count):
+        target[start + k, 0] = source[k, 0]
+        target[start + k, 1] = source[k, 1]
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _scratch_sizes(max_neighbors, extra_offsets, obstacle_vertices, tree_nodes, keep_apart):
+    """Capacities of the scratch buffers: the most neighbours any agent takes and the most
+    half-planes any agent can have."""
+    n = max_neighbors.shape[0]
+    kmax = 0
+    most_extra = 0
+    for i in range(n):
+        kmax = max(kmax, max_neighbors[i])
+        most_extra = max(most_extra, extra_offsets[i + 1] - extra_offsets[i])
+    kmax = min(kmax, n - 1)
+    separations = n if keep_apart else 0
+    return ScratchSizes(kmax, obstacle_vertices + most_extra + separations + kmax + 1,
+                        2 * tree_nodes + 2, separations)
 
 
 @numba.njit(cache=True, error_model="numpy", nogil=True)
-def _process_agents(lo, hi, write_csr, pos, vel, pref, radius, max_speed, neighbor_dist,
-                    max_neighbors, time_horizon, time_horizon_obst, responsibility, reactive,
-                    obs_points, obs_dirs, obs_next, obs_prev, obs_convex, tree_vertex, tree_left,
-                    tree_right, extra_offsets, extra_points, extra_dirs, time_step, inv_overlap,
-                    symmetry_breaking, side_preference, seed, keep_apart, plan_scale, reach,
-                    grid, sizes,
-                    out_vel, out_neighbors, out_lines, out_hard, out_obstacle, out_infeasible,
-                    line_offsets,
-                    csr_points, csr_dirs, nb_offsets, csr_indices):
-    """Agents ``lo..hi-1``: solve (``write_csr`` False) or copy lines and neighbours to CSR.
+def _process_agents(lo, hi, agents, params, obstacles, extra, settings, grid, out, csr):
+    """Agents ``lo..hi-1``: solve them into ``out`` (a :class:`StepOutputs`) or, when
+    ``csr`` has room (not ``_NO_CSR``), copy their half-planes and neighbours into it.
 
-    ``plan_scale`` multiplies the radii in the agent half-planes (``1 + keep_apart_margin``
-    with ``keep_apart``, else 1); ``reach`` is the largest ``radius + max_speed * time_step``
-    (for ``keep_apart``);
-    ``grid`` comes from :func:`build_grid` and ``sizes`` gives the scratch capacities.
+    ``agents`` (:class:`Agents`), ``params`` (:class:`AgentParameters`), ``obstacles``
+    (:class:`ObstacleTree`), ``extra`` (:class:`ConstraintLines`), ``settings``
+    (:class:`KernelSettings`), ``grid`` (:class:`AgentGrid`).
     """
-    geometry, cell_start, order, sorted_pos = grid
-    kmax, line_cap, stack_cap, sep_cap = sizes
-    sep_index = np.empty(sep_cap, np.int64)
-    overlap_time = 1.0 / inv_overlap
-    nb_index = np.empty(kmax + 1, np.int64)
-    nb_dist_sq = np.empty(kmax + 1)
+    write_csr = csr.line_offsets.shape[0] > 1
+    # Every array is taken out of its named tuple here, once (see above).
+    positions = agents.positions
+    velocities = agents.velocities
+    prefs = agents.pref_velocities
+    radius = params.radius
+    max_speed = params.max_speed
+    neighbor_dist = params.neighbor_dist
+    max_neighbors = params.max_neighbors
+    time_horizon = params.time_horizon
+    time_horizon_obst = params.time_horizon_obst
+    responsibility = params.responsibility
+    reactive = params.reactive
+    obs_points = obstacles.points
+    obs_dirs = obstacles.directions
+    obs_next = obstacles.next_vertex
+    obs_prev = obstacles.prev_vertex
+    obs_convex = obstacles.convex
+    tree_vertex = obstacles.tree_vertex
+    tree_left = obstacles.tree_left
+    tree_right = obstacles.tree_right
+    extra_offsets = extra.offsets
+    extra_points = extra.points
+    extra_dirs = extra.directions
+    shape = grid.shape
+    cell_start = grid.cell_start
+    order = grid.order
+    sorted_pos = grid.sorted_positions
+    time_step = settings.time_step
+    plan_scale = settings.plan_scale
+    # Scratch buffers of this chunk.
+    sizes = _scratch_sizes(max_neighbors, extra_offsets, obs_points.shape[0],
+                           tree_vertex.shape[0], settings.keep_apart)
+    line_points = np.empty((sizes.lines, 2))
+    line_dirs = np.empty((sizes.lines, 2))
+    proj_points = np.empty((sizes.lines, 2))
+    proj_dirs = np.empty((sizes.lines, 2))
+    nb_index = np.empty(sizes.neighbors + 1, np.int64)
+    nb_dist_sq = np.empty(sizes.neighbors + 1)
     ob_vertex = np.empty(obs_points.shape[0] + 1, np.int64)
     ob_dist_sq = np.empty(obs_points.shape[0] + 1)
-    stack_node = np.empty(stack_cap, np.int64)
-    stack_side = np.empty(stack_cap)
-    line_points = np.empty((line_cap, 2))
-    line_dirs = np.empty((line_cap, 2))
-    proj_points = np.empty((line_cap, 2))
-    proj_dirs = np.empty((line_cap, 2))
-    has_obstacles = tree_vertex.shape[0] > 0
+    stack_node = np.empty(sizes.tree_stack, np.int64)
+    stack_side = np.empty(sizes.tree_stack)
+    sep_index = np.empty(sizes.separations, np.int64)
+    out_velocities = out.velocities
+    out_neighbors = out.num_neighbors
+    out_lines = out.num_lines
+    out_hard = out.num_hard_lines
+    out_obstacle = out.num_obstacle_lines
+    out_clamped = out.speed_clamped
+    out_infeasible = out.infeasible
+    csr_line_offsets = csr.line_offsets
+    csr_points = csr.line_points
+    csr_dirs = csr.line_directions
+    csr_nb_offsets = csr.neighbor_offsets
+    csr_nb_indices = csr.neighbor_indices
     for i in range(lo, hi):
         # Half-planes of agent i: obstacles (nearest first), extra constraints, separation
         # (keep_apart), then one per agent neighbour (nearest first).
-        px = pos[i, 0]
-        py = pos[i, 1]
-        vx = vel[i, 0]
-        vy = vel[i, 1]
+        px = positions[i, 0]
+        py = positions[i, 1]
+        vx = velocities[i, 0]
+        vy = velocities[i, 1]
         r = radius[i]
         n_lines = 0
-        if has_obstacles:
+        if tree_vertex.shape[0] > 0:
             seen = time_horizon_obst[i] * max_speed[i] + r
             count = find_obstacle_neighbors(px, py, seen * seen, obs_points, obs_next,
                                             tree_vertex, tree_left, tree_right, ob_vertex,
                                             ob_dist_sq, stack_node, stack_side)
             n_lines = obstacle_lines(px, py, vx, vy, r, 1.0 / time_horizon_obst[i], ob_vertex,
                                      count, obs_points, obs_dirs, obs_next, obs_prev,
-                                     obs_convex, line_points, line_dirs, 0)
+                                     obs_convex, line_points, line_dirs)
         n_obstacle = n_lines
         for e in range(extra_offsets[i], extra_offsets[i + 1]):
             line_points[n_lines, 0] = extra_points[e, 0]
@@ -449,86 +679,62 @@ def _process_agents(lo, hi, write_csr, pos, vel, pref, radius, max_speed, neighb
             line_dirs[n_lines, 1] = extra_dirs[e, 1]
             n_lines += 1
         sep_start = n_lines
-        if keep_apart:
+        if settings.keep_apart:
             # Agents that could touch this one within the step get a hard half-plane.
-            reach_i = r + max_speed[i] * time_step + reach
-            count = find_agents_within(i, px, py, reach_i * reach_i, geometry, cell_start,
-                                       order, sorted_pos, sep_index)
+            reach_i = r + max_speed[i] * time_step + settings.reach
+            count = find_agents_within(i, px, py, reach_i * reach_i, shape, cell_start, order,
+                                       sorted_pos, sep_index)
             for k in range(count):
                 j = sep_index[k]
-                qx = pos[j, 0] - px
-                qy = pos[j, 1] - py
+                qx = positions[j, 0] - px
+                qy = positions[j, 1] - py
                 pair = r + radius[j] + (max_speed[i] + max_speed[j]) * time_step
                 if qx * qx + qy * qy >= pair * pair:
                     continue
-                lx, ly, dx, dy = separation_line(i, j, px, py, r, pos[j, 0], pos[j, 1],
-                                                 radius[j], responsibility[j], time_step,
-                                                 overlap_time)
-                line_points[n_lines, 0] = lx
-                line_points[n_lines, 1] = ly
-                line_dirs[n_lines, 0] = dx
-                line_dirs[n_lines, 1] = dy
+                line = separation_line(i, j, px, py, r, positions[j, 0], positions[j, 1],
+                                       radius[j], responsibility[j], time_step,
+                                       settings.overlap_time)
+                line_points[n_lines, 0] = line.point_x
+                line_points[n_lines, 1] = line.point_y
+                line_dirs[n_lines, 0] = line.direction_x
+                line_dirs[n_lines, 1] = line.direction_y
                 n_lines += 1
         sep_end = n_lines
         n_hard = n_lines
         nd = neighbor_dist[i]
-        nn = find_agent_neighbors(i, px, py, nd * nd, max_neighbors[i], geometry, cell_start,
+        nn = find_agent_neighbors(i, px, py, nd * nd, max_neighbors[i], shape, cell_start,
                                   order, sorted_pos, nb_index, nb_dist_sq)
         inv_th = 1.0 / time_horizon[i]
         r_plan = r * plan_scale
         for k in range(nn):
             j = nb_index[k]
-            qx, qy, dx, dy = agent_line(i, j, px, py, vx, vy, r_plan, pos[j, 0], pos[j, 1],
-                                        vel[j, 0], vel[j, 1], radius[j] * plan_scale, inv_th,
-                                        inv_overlap, responsibility[j])
-            line_points[n_lines, 0] = qx
-            line_points[n_lines, 1] = qy
-            line_dirs[n_lines, 0] = dx
-            line_dirs[n_lines, 1] = dy
+            line = agent_line(i, j, px, py, vx, vy, r_plan, positions[j, 0], positions[j, 1],
+                              velocities[j, 0], velocities[j, 1], radius[j] * plan_scale,
+                              inv_th, settings.inv_overlap_time, responsibility[j])
+            line_points[n_lines, 0] = line.point_x
+            line_points[n_lines, 1] = line.point_y
+            line_dirs[n_lines, 0] = line.direction_x
+            line_dirs[n_lines, 1] = line.direction_y
             n_lines += 1
+        layout = AgentLines(n_obstacle, sep_start, sep_end, n_hard, n_lines, nn)
         if write_csr:
-            base = line_offsets[i]
-            for k in range(min(n_lines, line_offsets[i + 1] - base)):
-                csr_points[base + k, 0] = line_points[k, 0]
-                csr_points[base + k, 1] = line_points[k, 1]
-                csr_dirs[base + k, 0] = line_dirs[k, 0]
-                csr_dirs[base + k, 1] = line_dirs[k, 1]
-            base = nb_offsets[i]
-            for k in range(min(nn, nb_offsets[i + 1] - base)):
-                csr_indices[base + k] = nb_index[k]
+            base = csr_line_offsets[i]
+            rows = min(n_lines, csr_line_offsets[i + 1] - base)
+            _copy_rows(line_points, csr_points, base, rows)
+            _copy_rows(line_dirs, csr_dirs, base, rows)
+            base = csr_nb_offsets[i]
+            for k in range(min(nn, csr_nb_offsets[i + 1] - base)):
+                csr_nb_indices[base + k] = nb_index[k]
             continue
         out_neighbors[i] = nn
         out_lines[i] = n_lines
         out_hard[i] = n_hard
         out_obstacle[i] = n_obstacle
-        if not reactive[i]:
-            out_vel[i, 0] = pref[i, 0]
-            out_vel[i, 1] = pref[i, 1]
-            out_infeasible[i] = False
-            continue
-        ox = pref[i, 0]
-        oy = pref[i, 1]
-        if symmetry_breaking > 0.0:
-            ex, ey = perturbation(i, seed, symmetry_breaking)
-            ox += ex
-            oy += ey
-        speed = max_speed[i]
-        rx, ry, infeasible = _solve(line_points, line_dirs, n_lines, n_hard, speed, ox, oy,
-                                    proj_points, proj_dirs)
-        if side_preference != 0.0:
-            # Held back by other agents (their half-planes or separations), not only by
-            # obstacles or kinematic limits: aim to the right of the preferred velocity (left
-            # if negative), so that crossing agents pass each other consistently.  (Against
-            # a wall alone the shift would cancel the sliding along it and trap the agent.)
-            _, fx, fy = solve_incremental(line_points, line_dirs, sep_start, speed, ox, oy,
-                                          False)
-            if rx != fx or ry != fy:
-                rx, ry, infeasible = _solve(line_points, line_dirs, n_lines, n_hard, speed,
-                                            ox + side_preference * pref[i, 1],
-                                            oy - side_preference * pref[i, 0], proj_points,
-                                            proj_dirs)
-        if keep_apart:
-            rx, ry = _respect_separation(rx, ry, line_points, line_dirs, sep_start, sep_end)
-        out_vel[i, 0] = rx
-        out_vel[i, 1] = ry
-        out_infeasible[i] = infeasible
+        choice = _choose_velocity(i, prefs[i, 0], prefs[i, 1], max_speed[i], reactive[i],
+                                  settings, layout, line_points, line_dirs, proj_points,
+                                  proj_dirs)
+        checked = _within_speed(choice.x, choice.y, max_speed[i])
+        out_velocities[i, 0] = checked.x
+        out_velocities[i, 1] = checked.y
+        out_clamped[i] = checked.clamped
+        out_infeasible[i] = choice.infeasible

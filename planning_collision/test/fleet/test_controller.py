@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from planning_collision import orca
 from planning_collision.common import se2
 from planning_collision.fleet import AgentSpec, FleetController, FleetSettings
+from planning_collision.fleet.controller import MAX_COORD
 
 
 def feed(c: FleetController, i: int, t: float, x: float, y: float, yaw: float = 0.0,
@@ -130,9 +131,10 @@ def test_inputs_that_cannot_be_true_are_dropped_with_a_warning():
     assert not c.odometry(0, 1.0, None, 0, 0, 0, 0, 0, 0, 0, 0, 0)  # zero quaternion
     assert not c.odometry(0, 1.0, None, math.nan, 0, 0, 0, 0, 1, 0, 0, 0)
     assert not c.odometry(0, 1.0, None, 1e300, 0, 0, 0, 0, 1, 0, 0, 0)
+    assert not c.odometry(0, 1.0, None, 2e9, 0, 0, 0, 0, 1, 0, 0, 0)  # beyond ORCA's range
     assert not c.goal(0, math.inf, 0.0) and not c.goal(0, 1e300, 0.0)
     assert not c.nav_command(0, 1.0, None, math.nan, 0.0, 0.0)
-    assert len(out) == 6
+    assert len(out) == 7
     assert c.odometry(0, 1.0, None, 0, 0, 0, 0, 2, 2, 1e300, 0, 0)  # any-norm quaternion
     assert c.step(1.0).headings[0] == pytest.approx(math.pi / 2)
     assert "bounded" in out[-1]
@@ -141,8 +143,11 @@ def test_inputs_that_cannot_be_true_are_dropped_with_a_warning():
 huge = st.floats(-1e300, 1e300, allow_nan=False)
 
 
+place = st.one_of(st.floats(-5, 5), huge)
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.floats(-5, 5), st.floats(-5, 5), huge, huge), min_size=2,
+@given(st.lists(st.tuples(place, place, huge, huge), min_size=2,
                 max_size=5), huge, huge, st.booleans())
 def test_no_input_makes_a_command_faster_than_the_limits(agents, gx, gy, nav_mode):
     s = FleetSettings(preferred_velocity_source="cmd_vel" if nav_mode else "goal")
@@ -153,7 +158,7 @@ def test_no_input_makes_a_command_faster_than_the_limits(agents, gx, gy, nav_mod
         feed(c, i, 1.0, x, y, vx=vx, vy=vy)
     if nav_mode:
         c.nav_command(0, 1.0, None, gx, gy, gx)
-    elif abs(gx) <= 2.5e149 and abs(gy) <= 2.5e149:
+    elif abs(gx) <= MAX_COORD and abs(gy) <= MAX_COORD:
         c.goal(0, gx, gy)
     step = c.step(1.0)
     assert np.isfinite(step.commands).all()

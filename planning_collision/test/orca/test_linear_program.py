@@ -52,6 +52,51 @@ def test_incremental_program_is_feasible_and_optimal(lines, speed, ox, oy):
         assert not feasible.any()
 
 
+def test_almost_parallel_lines_crossing_inside_the_disc_are_feasible():
+    """Issue #15 (found by hypothesis 6.98).  The last two lines, y >= 7.6e-6 and
+    y >= 7.6e-6 * (x + 1) (angle 7.6e-6 rad), are closer to parallel than RVO2's 1e-5, so
+    RVO2's program took them as parallel and judged by the sign at the last line's own
+    point (-1, 0) alone, which line 3 excludes: "infeasible", although the lines cross at
+    x = 0 and every velocity above both (e.g. (0, 0.5)) satisfies all five.  The program
+    now evaluates an almost parallel line at both ends of the current interval."""
+    lines = [(0, 0, 0), (0, 0, 0), (0, 0, 0), (0, 7.62939453125e-06, 0),
+             (-1, 0, 7.62939453125e-06)]
+    points, dirs = _arrays(lines)
+    assert np.all(_violation(points, dirs, np.array([[0.0, 0.5]])) < -0.4)
+    fail, x, y = solve_incremental(points, dirs, 5, 1.0, 0.0, 0.0, False)
+    assert fail == 5
+    assert np.all(_violation(points, dirs, np.array([[x, y]])) <= 1e-15)
+    assert np.hypot(x, y) <= 7.62939453125e-06 * (1 + 1e-9)  # the lowest feasible point
+    test_incremental_program_is_feasible_and_optimal.hypothesis.inner_test(
+        lines, speed=1.0, ox=0.0, oy=0.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(line, min_size=0, max_size=5), st.integers(0, 5), st.floats(-1.5, 1.5),
+       st.integers(0, 3), st.floats(-1e12, 1e12), st.floats(0.5, 3.0), coord, coord)
+def test_a_far_point_on_a_line_changes_nothing(lines, where, offset, quarter, shift, speed,
+                                               ox, oy):
+    """A line given by a point far along it (up to 1e12 disc radii away) is the same
+    half-plane as the line given by its point nearest to the origin: same answer, inside
+    the disc.  RVO2's chord from |p|^2 lost the disc to cancellation there (1e6 away: a
+    point 5e-11 off the disc; 1e8 away: the chord shrank to a point; 1e12 away: a line
+    beyond the disc judged feasible).  Axis-aligned, so both points are exact."""
+    dx, dy = [(1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0)][quarter]
+    near = (-offset * dy, offset * dx)  # offset * (-d_y, d_x), the nearest point
+    far = (near[0] + shift * dx, near[1] + shift * dy)
+    where = min(where, len(lines))
+    results = []
+    for point in (near, far):
+        points, dirs = _arrays(lines)
+        points = np.insert(points, where, point, axis=0)
+        dirs = np.insert(dirs, where, (dx, dy), axis=0)
+        results.append(solve_incremental(points, dirs, len(lines) + 1, speed, ox, oy, False))
+    (fail_near, *at_near), (fail_far, *at_far) = results
+    assert np.hypot(*at_far) <= speed * (1 + 1e-12)
+    assert fail_near == fail_far
+    assert np.allclose(at_near, at_far, rtol=0, atol=1e-9 * speed)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(line, min_size=2, max_size=7), st.floats(0.5, 3.0), coord, coord)
 def test_least_violation_program_minimises_the_worst_violation(lines, speed, ox, oy):

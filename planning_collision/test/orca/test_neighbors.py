@@ -36,12 +36,12 @@ def test_neighbors_match_brute_force(params):
         pos = np.round(pos / (extent / 4)) * (extent / 4)  # duplicates and ties
     ranges = rng.uniform(0.0, 2.0 * extent, n)
     ks = rng.integers(0, 12, n)
-    geometry, cell_start, order, sorted_pos = build_grid(pos, ranges.max())
+    grid = build_grid(pos, ranges.max())
     out_index = np.empty(13, np.int64)
     out_dist = np.empty(13)
     for i in range(n):
-        count = find_agent_neighbors(i, pos[i, 0], pos[i, 1], ranges[i] ** 2, ks[i], geometry,
-                                     cell_start, order, sorted_pos, out_index, out_dist)
+        count = find_agent_neighbors(i, pos[i, 0], pos[i, 1], ranges[i] ** 2, ks[i], *grid,
+                                     out_index, out_dist)
         assert list(out_index[:count]) == brute_force(pos, i, ranges[i] ** 2, ks[i])
         d = np.sum((pos[out_index[:count]] - pos[i]) ** 2, axis=1)
         assert np.array_equal(out_dist[:count], d)
@@ -53,17 +53,17 @@ def test_agents_within_match_brute_force(params, reach):
     n, extent, _, seed = params
     rng = np.random.default_rng(seed)
     pos = rng.uniform(-extent, extent, (n, 2))
-    geometry, cell_start, order, sorted_pos = build_grid(pos, 2 * extent)
+    grid = build_grid(pos, 2 * extent)
     out = np.empty(n, np.int64)
     for i in range(n):
-        count = find_agents_within(i, pos[i, 0], pos[i, 1], reach**2, geometry, cell_start,
-                                   order, sorted_pos, out)
+        count = find_agents_within(i, pos[i, 0], pos[i, 1], reach**2, *grid, out)
         expected = brute_force(pos, i, reach**2, n)
         assert sorted(out[:count]) == sorted(expected)
 
 
 def test_grid_stays_linear_in_size_for_spread_out_scenes():
     pos = np.array([[0.0, 0.0], [1e6, 1e6], [5.0, 5.0]])
-    geometry, cell_start, _, _ = build_grid(pos, 1.0)
-    assert len(cell_start) - 1 <= CELLS_PER_AGENT * len(pos) + 16
-    assert geometry[2] > 1.0  # the cells grew
+    grid = build_grid(pos, 1.0)
+    assert len(grid.cell_start) - 1 <= CELLS_PER_AGENT * len(pos) + 16
+    assert grid.shape.columns * grid.shape.rows == len(grid.cell_start) - 1
+    assert grid.shape.cell > 1.0  # the cells grew

@@ -161,7 +161,7 @@ def test_empty_simulation():
     (dict(responsibility=1.5), "responsibility must be <= 1"),
     (dict(time_step=float("inf")), "time_step must be finite"),
     (dict(reactive=[1, 0, 1]), "reactive must be boolean"),
-    (dict(obstacles=[[0, 0], [1, 1]]), "obstacles must be an ObstacleSet"),
+    (dict(obstacles=[[0, 0], [1, 1]]), "obstacles must be an ObstacleTree"),
     (dict(threads=0), "threads must be a positive integer"),
     (dict(seed="x"), "seed must be an integer"),
     (dict(keep_apart=True, keep_apart_margin=-0.1), "keep_apart_margin must be >= 0"),
