@@ -476,6 +476,10 @@ class FleetController:
                                   if constraint_counts.any() else None),
                 return_lines=want_lines)
         self.steps += 1
+        if result is not None and result.speed_clamped.any():  # never seen: it would be a bug
+            clamped = [self.names[rows[j]] for j in np.flatnonzero(result.speed_clamped)]
+            self.warn("speed-clamped", f"ORCA's last check clamped the velocity of "
+                      f"{', '.join(clamped)}")
 
         # Commands in each robot's body frame.
         chosen = np.zeros((k, 2))
