@@ -5,6 +5,8 @@ message objects, and TwistStamped or Twist. The node calls the same few methods 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from geometry_msgs.msg import Twist, TwistStamped
 
 from . import cdr
@@ -72,3 +74,25 @@ class LatestInputs:
             if entry is not None and entry[0] is not self._taken[i]:
                 self._taken[i] = entry[0]
                 yield i, entry[0], entry[1]
+
+
+class Codecs(NamedTuple):
+    decode_odometry: object  # see odometry_decoder
+    twist: TwistCodec
+    raw_odometry: bool
+    raw_markers: bool
+
+
+def choose_codecs(raw_messages: bool, stamped: bool, robots: int, warn) -> Codecs:
+    """Serialized bytes for each message type whose :func:`.cdr.self_check` passes (when
+    ``raw_messages``), message objects otherwise; ``warn(text)`` says which fell back."""
+    if not raw_messages:
+        support = cdr.Support(*["raw_messages is false"] * 3)
+    else:
+        support = cdr.self_check()
+        for kind, problem in support._asdict().items():
+            if problem:
+                warn(f"{kind} handled as message objects, not serialized bytes: {problem}")
+    return Codecs(odometry_decoder(not support.odometry),
+                  TwistCodec(not support.twist, stamped, robots), not support.odometry,
+                  not support.markers)

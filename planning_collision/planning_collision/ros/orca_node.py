@@ -30,9 +30,8 @@ from visualization_msgs.msg import MarkerArray
 from planning_collision.fleet import FleetController
 from planning_collision_interfaces.msg import ObstacleArray, OrcaStatus
 
-from . import cdr
 from .lifecycle import ManagedNode
-from .message_codecs import LatestInputs, TwistCodec, odometry_decoder
+from .message_codecs import LatestInputs, choose_codecs
 from .orca_markers import fleet_markers, publish_markers
 from .orca_obstacles import ObstacleWorker
 from .orca_parameters import (
@@ -75,12 +74,8 @@ class OrcaNode(ManagedNode):
             raise ParameterError(str(exc)) from None
         names, k = self.fleet.names, self.fleet.controlled
         log = self.get_logger()
-        problem = cdr.self_check() if p.raw_messages else "raw_messages is false"
-        raw = not problem
-        if problem and p.raw_messages:
-            log.warning(f"serialized messages not used ({problem}); using message objects")
-        self._decode_odometry = odometry_decoder(raw)
-        self._twist = TwistCodec(raw, p.stamped_cmd_vel, k)
+        codecs = choose_codecs(p.raw_messages, p.stamped_cmd_vel, k, log.warning)
+        self._decode_odometry, self._twist = codecs.decode_odometry, codecs.twist
         self._odom_in, self._cmd_in = LatestInputs(len(names)), LatestInputs(k)
         self._step_starts: deque[float] = deque()
         self._markers_due = 0.0
@@ -92,12 +87,12 @@ class OrcaNode(ManagedNode):
                           for name in names[:k]]
         self._status_pub = self.create_publisher(OrcaStatus, "orca/status", 10)
         self._marker_pub = self.create_publisher(MarkerArray, "orca/markers", 50)
-        self._raw_markers = raw
-        self._subscribe(p, raw)
+        self._raw_markers = codecs.raw_markers
+        self._subscribe(p, codecs.raw_odometry)
         self.create_timer(settings.time_step, self._step)
         log.info(f"ready: {k} agents, {len(names) - k} observed, {p.rate_hz:g} Hz, preferred "
                  f"velocity from {p.preferred_velocity_source}, "
-                 f"{'serialized' if raw else 'object'} messages")
+                 f"{'serialized' if codecs.raw_odometry else 'object'} odometry")
 
     def deactivate(self) -> None:
         """One zero command per controlled robot, then no more until activated."""
@@ -110,7 +105,7 @@ class OrcaNode(ManagedNode):
         self._obstacles = None
         self.fleet = None
 
-    def _subscribe(self, p, raw: bool) -> None:
+    def _subscribe(self, p, raw_odometry: bool) -> None:
         names, k = self.fleet.names, self.fleet.controlled
         self.create_subscription(ObstacleArray, p.obstacles_topic,
                                  partial(self._obstacles.submit, "obstacles"),
@@ -122,14 +117,16 @@ class OrcaNode(ManagedNode):
         goal_qos = latched_or_volatile(p.goal_subscribe_transient_local)
         for i, name in enumerate(names):
             self.create_subscription(Odometry, f"{name}/{p.odom_topic}",
-                                     partial(self._store, self._odom_in, i), LATEST, raw=raw)
+                                     partial(self._store, self._odom_in, i), LATEST,
+                                     raw=raw_odometry)
             if i < k and p.preferred_velocity_source == "goal":
                 self.create_subscription(PoseStamped, f"{name}/{p.goal_topic}",
                                          partial(self._on_goal, i), goal_qos)
             elif i < k:
                 self.create_subscription(self._twist.message_type,
                                          f"{name}/{p.cmd_vel_in_topic}",
-                                         partial(self._store, self._cmd_in, i), LATEST, raw=raw)
+                                         partial(self._store, self._cmd_in, i), LATEST,
+                                         raw=self._twist.raw)
         subscribe_pose_sources(self, self.fleet, p, self._warn)
 
     # ------------------------------------------------------------------ callbacks

@@ -21,13 +21,11 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Point, PoseStamped, Twist, TwistStamped
 from nav_msgs.msg import OccupancyGrid, Odometry
-from rclpy.serialization import serialize_message
 from ros_clients import Client, close_then_stop
 from visualization_msgs.msg import Marker, MarkerArray
 
 from planning_collision import orca
 from planning_collision.processes import RosProcess, config_file, node_command
-from planning_collision.ros import cdr
 from planning_collision.ros.conversions import quaternion_from_yaw
 from planning_collision.ros.map_publisher import obstacle_array_msg
 from planning_collision.ros.orca_obstacles import obstacle_array_polygons, signed_area
@@ -643,18 +641,6 @@ def test_parameters_change_while_the_node_runs_and_bad_values_are_refused(world)
 
 
 # ---------------------------------------------------------------------- no processes
-def test_serialized_messages_agree_with_the_rmw():
-    assert cdr.self_check() == ""
-    data = serialize_message(odometry("r7", 1.5, -2.0, 0.5, vx=0.25))
-    numbers, child, stamp = cdr.decode_odometry(data)
-    assert child == b"r7/base_link"
-    assert numbers[:2] == (1.5, -2.0) and numbers[6] == 0.25
-    with pytest.raises(cdr.DecodeError):
-        cdr.decode_odometry(data[:40])
-    with pytest.raises(cdr.DecodeError):  # an encapsulation neither it nor rclpy reads
-        cdr.decode_odometry(b"\x01\x01\x00\x00" + data[4:])
-
-
 def test_obstacle_polygons_keep_concave_outlines_and_contain_shapes():
     ell = [(0, 0), (0, 2), (1, 2), (1, 1), (2, 1), (2, 0)]  # clockwise, concave
     disc = Shape(type=Shape.TYPE_CIRCLE, radius=0.5)
