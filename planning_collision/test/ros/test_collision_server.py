@@ -448,8 +448,13 @@ def test_compute_distance_penetration_matches_the_core(server):
         assert (reply.normal.x, reply.normal.y) == pytest.approx(tuple(core.normal), abs=1e-12)
         assert (reply.point_a.x, reply.point_a.y) == pytest.approx(tuple(core.point_a), abs=1e-12)
         assert (reply.point_b.x, reply.point_b.y) == pytest.approx(tuple(core.point_b), abs=1e-12)
-        # Moving b by -distance * normal just separates the shapes.
-        assert core.depth >= 0.0
+        # Moving b by -distance * normal (the depth along the normal) just separates them:
+        # a hair less still overlaps, a hair more is clear.
+        moved = (-reply.distance) * np.array([reply.normal.x, reply.normal.y])
+        hair = 1e-7 * np.array([reply.normal.x, reply.normal.y])
+        if core.depth > 1e-6:
+            assert gjk_distance(a, ConvexShape(pb + moved - hair, rb)).intersecting
+        assert not gjk_distance(a, ConvexShape(pb + moved + hair, rb)).intersecting
         checked += 1
     assert checked >= 10
     # A placed shape (pose with yaw) is compared after the same placement.

@@ -29,13 +29,23 @@ def roundtrip(msg):
     return deserialize_message(data, type(msg))
 
 
-def test_shape_constants_and_defaults():
-    assert (Shape.TYPE_POINTS, Shape.TYPE_CIRCLE, Shape.TYPE_BOX) == (0, 1, 2)
-    shape = Shape()
-    assert shape.type == Shape.TYPE_POINTS
-    assert list(shape.points) == [] and shape.radius == 0.0
-    # The default pose is the identity, so points are used as given.
-    assert shape.pose.orientation.w == 1.0
+def test_the_default_shape_and_pose_mean_what_the_services_say():
+    """An empty Shape asks for the configured footprint; the default pose is the identity, so
+    points are used as given; each type constant builds the shape the README describes."""
+    import numpy as np
+
+    from planning_collision.ros.conversions import shape_from_msg, shape_is_empty
+
+    assert shape_is_empty(Shape())
+    assert not shape_is_empty(Shape(type=Shape.TYPE_CIRCLE, radius=0.2))
+    triangle = Shape(points=[Point(x=0.3, y=0.2), Point(x=-0.3, y=0.2), Point(x=0.0, y=-0.4)])
+    converted = shape_from_msg(triangle, "shape")
+    assert sorted(map(tuple, converted.points.tolist())) == [(-0.3, 0.2), (0.0, -0.4),
+                                                             (0.3, 0.2)]
+    disc = shape_from_msg(Shape(type=Shape.TYPE_CIRCLE, radius=0.5), "shape")
+    assert disc.points.tolist() == [[0.0, 0.0]] and disc.radius == 0.5
+    box = shape_from_msg(Shape(type=Shape.TYPE_BOX, length=2.0, width=1.0), "shape")
+    assert np.ptp(box.points, axis=0).tolist() == [2.0, 1.0]  # length along x
 
 
 def test_shape_roundtrip():
