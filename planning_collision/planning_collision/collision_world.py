@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from planning_collision import grid
+from planning_collision.common import se2
 from planning_collision.geometry import ConvexShape, ObstacleSet
 from planning_collision.geometry.raycast import cast_segments
 from planning_collision.geometry.tolerances import MAX_COORD
@@ -200,11 +201,10 @@ class World:
         on_footprint = np.full((n, 2), np.nan)
         on_obstacle = np.full((n, 2), np.nan)
         if self.obstacles is not None and n:
-            c, s = np.cos(poses[:, 2]), np.sin(poses[:, 2])
             px, py = footprint.points[:, 0], footprint.points[:, 1]
             placed = np.empty((n, px.size, 2))
-            placed[:, :, 0] = c[:, None] * px - s[:, None] * py + poses[:, 0, None]
-            placed[:, :, 1] = s[:, None] * px + c[:, None] * py + poses[:, 1, None]
+            placed[:, :, 0], placed[:, :, 1] = se2.compose(
+                (poses[:, 0, None], poses[:, 1, None], poses[:, 2, None]), (px, py, 0.0))[:2]
             with _named(field):
                 nearest = self.obstacles.parts.nearest(
                     placed, np.full(n, px.size, dtype=np.int64), np.full(n, footprint.radius),

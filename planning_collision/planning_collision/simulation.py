@@ -63,11 +63,6 @@ def obstacle_shapes(obstacles: tuple[Obstacle, ...]) -> tuple[list[ConvexShape],
     return parts, ids
 
 
-def wrap_angle(angle):
-    """Angles in [-pi, pi)."""
-    return (np.asarray(angle) + math.pi) % (2.0 * math.pi) - math.pi
-
-
 def integrate_twist(poses: np.ndarray, twists: np.ndarray, dt: float) -> np.ndarray:
     """New poses (N, 3) after moving each pose (x, y, yaw) with its constant body twist
     (vx, vy, wz) for ``dt`` seconds: the exact SE(2) exponential, no approximation."""
@@ -81,24 +76,13 @@ def integrate_twist(poses: np.ndarray, twists: np.ndarray, dt: float) -> np.ndar
                       2.0 * np.sin(0.5 * turn) ** 2 / safe)
     dx = vx * along - vy * across
     dy = vx * across + vy * along
-    c, s = np.cos(poses[:, 2]), np.sin(poses[:, 2])
-    out = np.empty_like(poses)
-    out[:, 0] = poses[:, 0] + c * dx - s * dy
-    out[:, 1] = poses[:, 1] + s * dx + c * dy
-    out[:, 2] = wrap_angle(poses[:, 2] + turn)
-    return out
+    x, y, yaw = se2.compose(tuple(poses.T), (dx, dy, turn))
+    return np.column_stack([x, y, yaw])
 
 
 def relative_poses(origins: np.ndarray, poses: np.ndarray) -> np.ndarray:
     """Each pose (N, 3) expressed in the frame of the matching origin pose (N, 3)."""
-    dx = poses[:, 0] - origins[:, 0]
-    dy = poses[:, 1] - origins[:, 1]
-    c, s = np.cos(origins[:, 2]), np.sin(origins[:, 2])
-    out = np.empty_like(poses)
-    out[:, 0] = c * dx + s * dy
-    out[:, 1] = -s * dx + c * dy
-    out[:, 2] = wrap_angle(poses[:, 2] - origins[:, 2])
-    return out
+    return np.column_stack(se2.between(tuple(origins.T), tuple(poses.T)))
 
 
 def frames_of(poses: np.ndarray, odometry: np.ndarray) -> np.ndarray:
@@ -115,7 +99,7 @@ def add_noise(poses: np.ndarray, noise: Noise, rng: np.random.Generator) -> np.n
     if noise.position > 0.0:
         out[:, :2] += rng.normal(0.0, noise.position, (len(out), 2))
     if noise.yaw > 0.0:
-        out[:, 2] = wrap_angle(out[:, 2] + rng.normal(0.0, noise.yaw, len(out)))
+        out[:, 2] = se2.wrap_angle(out[:, 2] + rng.normal(0.0, noise.yaw, len(out)))
     return out
 
 

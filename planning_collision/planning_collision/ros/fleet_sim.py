@@ -50,7 +50,7 @@ from planning_collision.simulation import MAP_ID, FleetSimulation, layout_proble
 from . import markers
 from .fleet_sim_sensors import PARAMETERS as SENSOR_PARAMETERS
 from .fleet_sim_sensors import SimulatedSensors
-from .parameters import Param, ParameterError, declare
+from .parameters import Param, ParameterError, declare, relative_topic
 from .run import run_node
 
 START_CHOICES = ("now", "wait", "commands")
@@ -102,12 +102,6 @@ def _positive(name: str, value: float) -> None:
         raise ParameterError(f"{name} must be finite and > 0, got {value}")
 
 
-def _relative_topic(name: str, value: str) -> str:
-    if not value or value.startswith("/") or value.startswith("~"):
-        raise ParameterError(f"{name} must be a relative topic name, got {value!r}")
-    return value
-
-
 def _fmt(value: float) -> str:
     return f"{value:.4f}" if math.isfinite(value) else str(value)
 
@@ -125,9 +119,9 @@ class FleetSim(Node):
             value = getattr(p, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ParameterError(f"{name} must be finite and >= 0, got {value}")
-        cmd_topic = _relative_topic("cmd_vel_topic", p.cmd_vel_topic)
-        _relative_topic("odom_topic", p.odom_topic)
-        _relative_topic("pose_topic", p.pose_topic)
+        cmd_topic = relative_topic("cmd_vel_topic", p.cmd_vel_topic)
+        relative_topic("odom_topic", p.odom_topic)
+        relative_topic("pose_topic", p.pose_topic)
         log = self.get_logger()
 
         self.problem = ""  # why nothing is simulated, for ~/status

@@ -12,13 +12,13 @@ deleted one by one; query markers are left alone.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import deque
 
 import numpy as np
 from visualization_msgs.msg import Marker
 
+from planning_collision.common import se2
 from planning_collision.geometry import ConvexShape
 from planning_collision.geometry.outline import outline
 
@@ -74,10 +74,8 @@ class MarkerQueue:
             ids = self._ids("footprints", k)
             out = []
             for i in range(k):
-                x, y, yaw = poses[i]
-                c, s = math.cos(yaw), math.sin(yaw)
-                xy = np.column_stack([c * ring[:, 0] - s * ring[:, 1] + x,
-                                      s * ring[:, 0] + c * ring[:, 1] + y])
+                xy = np.column_stack(se2.compose(tuple(poses[i]), (ring[:, 0], ring[:, 1],
+                                                                   0.0))[:2])
                 out.append(markers.polyline("footprints", ids[i], self.frame_id, stamp, xy,
                                             markers.RED if collided[i] else markers.GREEN,
                                             0.02, self.lifetime, closed=True))

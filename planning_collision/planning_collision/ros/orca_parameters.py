@@ -29,7 +29,7 @@ from planning_collision.fleet import (
 from planning_collision.scenario import NAME_PATTERN
 
 from .lifecycle import AUTOSTART
-from .parameters import Param, ParameterError, declare
+from .parameters import Param, ParameterError, declare, relative_topic
 
 STRINGS = Parameter.Type.STRING_ARRAY
 DOUBLES = Parameter.Type.DOUBLE_ARRAY
@@ -191,12 +191,6 @@ RESPONSIBILITY_HELP = (
     "which avoids its share itself.")
 
 
-def _relative_topic(name: str, value: str) -> str:
-    if not value or value.startswith(("/", "~")):
-        raise ParameterError(f"{name} must be a relative topic name, got {value!r}")
-    return value
-
-
 def settings_of(values) -> FleetSettings:
     """The fleet settings of a parameter set (an object with the parameters as attributes),
     checked: ParameterError names the first bad one."""
@@ -225,7 +219,7 @@ def check_parameters(p) -> FleetSettings:
                              f"{p.occupied_threshold}")
     for name in ("odom_topic", "goal_topic", "cmd_vel_in_topic", "cmd_vel_out_topic",
                  "pose_topic"):
-        _relative_topic(name, getattr(p, name))
+        relative_topic(name, getattr(p, name))
     if "{name}" not in p.odom_frame and len(p.agents) + len(p.observed) > 1 \
             and p.tf_topic.startswith("/"):
         raise ParameterError(f"odom_frame {p.odom_frame!r} must contain '{{name}}' when the "

@@ -39,6 +39,14 @@ class ParameterError(ValueError):
     """A parameter value the node cannot run with."""
 
 
+def relative_topic(name: str, value: str) -> str:
+    """``value`` of the topic parameter ``name``, which must be relative (it is resolved
+    inside each agent's namespace)."""
+    if not value or value.startswith(("/", "~")):
+        raise ParameterError(f"{name} must be a relative topic name, got {value!r}")
+    return value
+
+
 def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
     """Declare every parameter of ``params`` on ``node`` (one declared already keeps its
     value: a lifecycle node configured again); return their values by name."""
