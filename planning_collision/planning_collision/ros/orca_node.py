@@ -45,6 +45,7 @@ from .orca_status import status_message
 from .parameters import ParameterError, declare
 from .pose_sources import subscribe_pose_sources
 from .qos import LATEST, RELIABLE, latched_or_volatile
+from .resubscribe import Resubscriber
 from .run import run_node
 
 WARN_PERIOD = 5.0
@@ -88,7 +89,9 @@ class OrcaNode(ManagedNode):
         self._status_pub = self.create_publisher(OrcaStatus, "orca/status", 10)
         self._marker_pub = self.create_publisher(MarkerArray, "orca/markers", 50)
         self._raw_markers = codecs.raw_markers
+        self._odometry = Resubscriber(self, self._warn)
         self._subscribe(p, codecs.raw_odometry)
+        self.create_timer(1.0, self._odometry.check)
         self.create_timer(settings.time_step, self._step)
         log.info(f"ready: {k} agents, {len(names) - k} observed, {p.rate_hz:g} Hz, preferred "
                  f"velocity from {p.preferred_velocity_source}, "
@@ -116,7 +119,7 @@ class OrcaNode(ManagedNode):
                                      latched_or_volatile(p.map_subscribe_transient_local))
         goal_qos = latched_or_volatile(p.goal_subscribe_transient_local)
         for i, name in enumerate(names):
-            self.create_subscription(Odometry, f"{name}/{p.odom_topic}",
+            self._odometry.subscribe(i, Odometry, f"{name}/{p.odom_topic}",
                                      partial(self._store, self._odom_in, i), LATEST,
                                      raw=raw_odometry)
             if i < k and p.preferred_velocity_source == "goal":

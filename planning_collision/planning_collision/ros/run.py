@@ -52,6 +52,7 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from .parameters import ParameterError
+from .type_registration import register_types_early
 
 SPIN_SLICE = 0.1
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -297,6 +298,7 @@ def run_node(
     try:
         rclpy.init(args=list(sys.argv if args is None else args),
                    signal_handler_options=SignalHandlerOptions.NO)
+        register_types_early()  # before the node's participant discovers anyone
         node = make_node()
         executor = (make_executor(node) if make_executor is not None else
                     InlineGroupsExecutor(getattr(node, "inline_callback_groups", ()),
