@@ -43,6 +43,7 @@ ever and loads them from numba's cache afterwards.
 from .batch import (
     DistanceBatch,
     PenetrationBatch,
+    ShapeBatch,
     boxes_overlap_batch,
     gjk_distance_batch,
     pack_shapes,
@@ -51,8 +52,8 @@ from .batch import (
 )
 from .broadphase import AabbIndex, CandidateLists
 from .decompose import decompose
-from .gjk import DistanceResult, gjk_distance
-from .obstacles import CollidingPairs, NearestResult, ObstacleSet
+from .distance import DistanceResult, gjk_distance
+from .obstacles import CollidingPairs, NearestOne, NearestResult, ObstacleSet
 from .penetration import PenetrationResult, penetration, signed_distance
 from .sat import sat_mtv, sat_overlap
 from .shapes import ConvexShape
@@ -65,10 +66,12 @@ __all__ = [
     "ConvexShape",
     "DistanceBatch",
     "DistanceResult",
+    "NearestOne",
     "NearestResult",
     "ObstacleSet",
     "PenetrationBatch",
     "PenetrationResult",
+    "ShapeBatch",
     "boxes_overlap_batch",
     "decompose",
     "gjk_distance",

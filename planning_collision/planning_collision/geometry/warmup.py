@@ -27,7 +27,7 @@ def warmup():
         signed_distance_batch,
     )
     from .decompose import decompose
-    from .gjk import gjk_distance
+    from .distance import gjk_distance
     from .obstacles import ObstacleSet
     from .penetration import penetration, signed_distance
     from .sat import sat_mtv, sat_overlap

@@ -73,17 +73,21 @@ def use_the_api():
 
 # Kernels that Python code calls directly (the others are compiled into these).
 ENTRY_POINTS = {
-    "batch._boxes_kernel",
-    "batch._distance_kernel",
-    "batch._penetration_kernel",
+    "batch.boxes_rows",
     "batch.check_rows",
+    "batch.distance_rows",
+    "batch.penetration_rows",
+    "broadphase._build",
+    "broadphase._query_batch",
     "decompose._ear_clip",
     "decompose._first_crossing",
-    "gjk.distance_pair",
+    "distance.distance_pair",
+    "distance.intersects_pair",
     "hull.convex_hull",
-    "obstacles._nearest_kernel",
+    "obstacles._nearest_rows",
+    "obstacles.shape_aabbs",
     "penetration.penetration_pair",
-    "raycast._cast_kernel",
+    "raycast._cast_rows",
     "sat.box_shapes_overlap",
     "sat.polygons_overlap",
 }
