@@ -97,7 +97,7 @@ def pack_shapes(shapes) -> ShapeBatch:
     return ShapeBatch(points, counts, radii)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def check_rows(points, counts, radii):
     """Return ``(code, row)`` for the first invalid row, ``(0, -1)`` if all are valid."""
     kmax = points.shape[1]
