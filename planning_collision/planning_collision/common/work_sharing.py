@@ -31,6 +31,7 @@ anything else raises ``ValueError``.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -45,8 +46,10 @@ _pool_workers = 0
 _pool_lock = threading.Lock()
 
 
+@functools.cache
 def available_threads() -> int:
-    """Number of cores this process may run on (its CPU affinity, else ``os.cpu_count()``)."""
+    """Number of cores this process may run on (its CPU affinity, else ``os.cpu_count()``),
+    read once: a system call per batch would cost more than a small batch's work."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux

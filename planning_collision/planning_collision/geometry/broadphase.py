@@ -54,7 +54,7 @@ class CandidateLists(NamedTuple):
     indices: np.ndarray
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _build(boxes, leaf_size):
     """Median-split BVH over ``boxes``: a :class:`Bvh`."""
     n = boxes.shape[0]
@@ -174,7 +174,7 @@ def _query_into(tree, q, qi, out, n_out):
     return out, n_out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _query_batch(tree, q):
     m = q.shape[0]
     offsets = np.empty(m + 1, np.int64)

@@ -98,7 +98,7 @@ def inflate(core, ra, rb):
     return Distance(0.0, cx, cy, cx, cy, nx, ny, True, core.iterations)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def distance_pair(pa, ra, pb, rb):
     """The scalar API's kernel: the :class:`Distance` of two whole hull arrays with radii, as
     a plain tuple in :class:`Distance`'s field order (boxing a named tuple into Python costs
@@ -107,7 +107,7 @@ def distance_pair(pa, ra, pb, rb):
     return r.distance, r.ax, r.ay, r.bx, r.by, r.nx, r.ny, r.intersecting, r.iterations
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def intersects_pair(pa, ra, pb, rb):
     """Whether two whole hull arrays with radii touch or overlap (a bool)."""
     return inflate(core_distance(pa, pa.shape[0], pb, pb.shape[0]), ra, rb).intersecting

@@ -31,9 +31,10 @@ from .batch import ShapeBatch, as_batch, pack_shapes, run_distance, run_penetrat
 from .broadphase import _STACK, AabbIndex
 from .distance import core_distance, inflate
 
-#: Fewest queries worth a thread of their own in :meth:`ObstacleSet.nearest` (a footprint
-#: among thousands of obstacles takes 1-2 us); smaller batches run on the calling thread.
-QUERIES_PER_THREAD = 64
+#: Fewest queries worth a thread of their own in :meth:`ObstacleSet.nearest` (about 50 us: a
+#: footprint among thousands of obstacles takes 1-2 us); batches under twice as many run on
+#: the calling thread.
+QUERIES_PER_THREAD = 32
 
 
 class NearestResult(NamedTuple):
@@ -63,7 +64,7 @@ class CollidingPairs(NamedTuple):
     distance: np.ndarray
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def shape_aabbs(points, counts, radii):
     """(N, 4) bounding boxes of padded shapes, radii included."""
     n = points.shape[0]

@@ -220,7 +220,7 @@ def penetration_points(pa, na, ra, pb, nb, rb, ha, hb, order, stack):
     return _from_core(core, ha, ma, ra, hb, mb, rb)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def penetration_pair(pa, ra, pb, rb):
     """The scalar API's kernel: :func:`penetration_points` for two whole arrays (allocating
     its own scratch), as a plain tuple in :class:`Contact`'s field order (boxing a named

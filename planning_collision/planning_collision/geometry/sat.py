@@ -86,7 +86,7 @@ def _edge_gap(ref, nref, other, nother, tol):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def polygons_overlap(ha, na, hb, nb):
     """SAT over all edge normals of two CCW hulls with at least 3 vertices each; touching
     within the touch tolerance counts as overlapping (see the module docstring)."""
@@ -205,7 +205,7 @@ def box_overlap(cxa, cya, ha, la, wa, cxb, cyb, hb, lb, wb):
     return _box_exact(cxa, cya, ha, la, wa, cxb, cyb, hb, lb, wb)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def box_shapes_overlap(cxa, cya, ha, la, wa, pa, cxb, cyb, hb, lb, wb, pb):
     """:func:`box_overlap` for two ``ConvexShape`` boxes with 4 stored corners ``pa``, ``pb``.
 

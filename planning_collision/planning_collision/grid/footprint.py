@@ -32,9 +32,9 @@ from planning_collision.common.work_sharing import share_rows, threads_for
 from .gridmap import GridMap
 from .validation import MAX_CELL_COORD, finite_float, float_points, out_of_map_blocked
 
-#: Fewest poses worth a thread of their own (a pose takes about 0.4-0.8 us): smaller batches
-#: are checked on the calling thread.
-POSES_PER_THREAD = 256
+#: Fewest poses worth a thread of their own (about 60 us of work: a pose takes 0.4-0.8 us);
+#: batches under twice as many are checked on the calling thread.
+POSES_PER_THREAD = 128
 
 
 class Footprint(NamedTuple):
@@ -276,7 +276,7 @@ def _footprint_batch(fp, poses, frame, occupancy, oob, max_rows, out, begin, end
         out[p] = hit
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _footprint_rows(fp, frame, pose, max_rows):
     """Rows (M, 3) ``(my, mx_first, mx_last)`` of the cells ``fp`` overlaps at one pose."""
     k = fp.hx.shape[0]
@@ -327,7 +327,7 @@ def footprint_collides(grid: GridMap, shape, poses, out_of_map: str = "blocked",
     collision; ``"free"`` ignores such cells.
 
     ``threads``: None (the default) shares the poses among every core, an integer caps the
-    threads; batches under ``2 * POSES_PER_THREAD`` (512) poses stay on the calling thread.
+    threads; batches under ``2 * POSES_PER_THREAD`` (256) poses stay on the calling thread.
     The answers are identical for every thread count; the kernel releases the GIL.
     """
     oob = out_of_map_blocked(out_of_map)

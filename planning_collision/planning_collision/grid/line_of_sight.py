@@ -116,7 +116,7 @@ def line_of_sight_batch(
     before its answer was known, as :class:`LosResult` has them.
 
     ``threads``: None (the default) shares the rays among every core, an integer caps the
-    threads; batches under ``2 * RAYS_PER_THREAD`` (2,048) rays stay on the calling thread.
+    threads; batches under ``2 * RAYS_PER_THREAD`` (1,024) rays stay on the calling thread.
     The answers are identical for every thread count. The kernel releases the GIL, so
     concurrent calls from several Python threads run in parallel too.
     """

@@ -22,9 +22,9 @@ from planning_collision.common.work_sharing import share_rows, threads_for
 
 BRESENHAM, SUPERCOVER, CONSERVATIVE = 0, 1, 2
 
-#: Fewest rays worth a thread of their own: about 100 us of walking (a ray of a few hundred
-#: cells takes 0.1-0.2 us); smaller batches are walked on the calling thread.
-RAYS_PER_THREAD = 1024
+#: Fewest rays worth a thread of their own: about 60 us of walking (a ray of a few hundred
+#: cells takes 0.1-0.2 us); batches under twice as many are walked on the calling thread.
+RAYS_PER_THREAD = 512
 
 
 class Occupancy(NamedTuple):
@@ -230,7 +230,7 @@ def _rays_kernel(mode, starts, goals, occ, lo, hi, oob_blocked, clear, first, co
         count[k] = n
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _cells_kernel(mode, x0, y0, x1, y1, buf):
     """Record the cells of one ray into buf (the same traversal, nothing checked)."""
     occ = np.zeros((1, 1), np.uint8)
