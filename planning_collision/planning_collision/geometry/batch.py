@@ -153,27 +153,34 @@ def _pair(points_a, counts_a, radii_a, points_b, counts_b, radii_b):
     return a, as_batch(points_b, counts_b, radii_b, "b", a.points.shape[0])
 
 
+# The entry kernels take plain arrays (numba types a tuple argument in Python, which costs a
+# few microseconds per call, paid once per chunk) and name them again inside.
 @njit(cache=True, nogil=True)
-def distance_rows(a, b, out, begin, end):
-    """Rows ``begin <= i < end`` of the distance of batches ``a`` and ``b``
-    (:class:`ShapeBatch`), written into ``out`` (:class:`DistanceBatch`)."""
+def distance_rows(pa, ca, ra, pb, cb, rb, distance, point_a, point_b, intersecting, normal,
+                  begin, end):
+    """Rows ``begin <= i < end`` of the distance of batches ``a`` and ``b`` (the arrays of two
+    :class:`ShapeBatch`), written into the arrays of a :class:`DistanceBatch`."""
+    a = ShapeBatch(pa, ca, ra)
+    b = ShapeBatch(pb, cb, rb)
     for i in range(begin, end):
         r = inflate(core_distance(a.points[i], a.counts[i], b.points[i], b.counts[i]),
                     a.radii[i], b.radii[i])
-        out.distance[i] = r.distance
-        out.point_a[i, 0] = r.ax
-        out.point_a[i, 1] = r.ay
-        out.point_b[i, 0] = r.bx
-        out.point_b[i, 1] = r.by
-        out.intersecting[i] = r.intersecting
-        out.normal[i, 0] = r.nx
-        out.normal[i, 1] = r.ny
+        distance[i] = r.distance
+        point_a[i, 0] = r.ax
+        point_a[i, 1] = r.ay
+        point_b[i, 0] = r.bx
+        point_b[i, 1] = r.by
+        intersecting[i] = r.intersecting
+        normal[i, 0] = r.nx
+        normal[i, 1] = r.ny
 
 
 @njit(cache=True, nogil=True)
-def penetration_rows(a, b, out, begin, end):
-    """Rows ``begin <= i < end`` of the penetration of batches ``a`` and ``b``
-    (:class:`ShapeBatch`), written into ``out`` (:class:`PenetrationBatch`)."""
+def penetration_rows(pa, ca, ra, pb, cb, rb, depth, normal, point_a, point_b, begin, end):
+    """Rows ``begin <= i < end`` of the penetration of batches ``a`` and ``b`` (the arrays of
+    two :class:`ShapeBatch`), written into the arrays of a :class:`PenetrationBatch`."""
+    a = ShapeBatch(pa, ca, ra)
+    b = ShapeBatch(pb, cb, rb)
     k = max(a.points.shape[1], b.points.shape[1])
     ha = np.empty((k + 1, 2))
     hb = np.empty((k + 1, 2))
@@ -182,13 +189,13 @@ def penetration_rows(a, b, out, begin, end):
     for i in range(begin, end):
         c = penetration_points(a.points[i], a.counts[i], a.radii[i], b.points[i], b.counts[i],
                                b.radii[i], ha, hb, order, stack)
-        out.depth[i] = c.depth
-        out.normal[i, 0] = c.nx
-        out.normal[i, 1] = c.ny
-        out.point_a[i, 0] = c.ax
-        out.point_a[i, 1] = c.ay
-        out.point_b[i, 0] = c.bx
-        out.point_b[i, 1] = c.by
+        depth[i] = c.depth
+        normal[i, 0] = c.nx
+        normal[i, 1] = c.ny
+        point_a[i, 0] = c.ax
+        point_a[i, 1] = c.ay
+        point_b[i, 0] = c.bx
+        point_b[i, 1] = c.by
 
 
 def run_distance(a: ShapeBatch, b: ShapeBatch, threads=None) -> DistanceBatch:
@@ -196,7 +203,7 @@ def run_distance(a: ShapeBatch, b: ShapeBatch, threads=None) -> DistanceBatch:
     n = a.points.shape[0]
     out = DistanceBatch(np.empty(n), np.empty((n, 2)), np.empty((n, 2)),
                         np.empty(n, np.bool_), np.empty((n, 2)))
-    share_rows(lambda begin, end: distance_rows(a, b, out, begin, end), n,
+    share_rows(lambda begin, end: distance_rows(*a, *b, *out, begin, end), n,
                threads_for(threads, n, PAIRS_PER_THREAD))
     return out
 
@@ -205,7 +212,7 @@ def run_penetration(a: ShapeBatch, b: ShapeBatch, threads=None) -> PenetrationBa
     """:func:`penetration_rows` over every row of two checked batches, shared among threads."""
     n = a.points.shape[0]
     out = PenetrationBatch(np.empty(n), np.empty((n, 2)), np.empty((n, 2)), np.empty((n, 2)))
-    share_rows(lambda begin, end: penetration_rows(a, b, out, begin, end), n,
+    share_rows(lambda begin, end: penetration_rows(*a, *b, *out, begin, end), n,
                threads_for(threads, n, PAIRS_PER_THREAD))
     return out
 

@@ -234,10 +234,14 @@ def _rasterise(fp, frame, px, py, pyaw, vx, vy, lines, rows):
 
 
 @numba.njit(cache=True, nogil=True)
-def _footprint_batch(fp, poses, frame, occupancy, oob, max_rows, out, begin, end):
-    """out[p] for poses ``begin <= p < end``: does footprint ``fp`` overlap a blocked cell
-    (or, when ``oob``, a cell outside the map) at ``poses[p]``?"""
-    occ, lo, hi = occupancy
+def _footprint_batch(hx, hy, radius, no_area, poses, placement, occ, lo, hi, oob, max_rows, out,
+                     begin, end):
+    """out[p] for poses ``begin <= p < end``: does the footprint (:class:`Footprint`'s fields)
+    overlap a blocked cell (or, when ``oob``, a cell outside the map) at ``poses[p]``?
+    ``placement`` is a :class:`MapFrame` as a float64 array. Plain arguments: numba types a
+    tuple argument in Python, a few microseconds per call, paid once per chunk."""
+    fp = Footprint(hx, hy, radius, no_area)
+    frame = MapFrame(placement[0], placement[1], placement[2], placement[3], placement[4])
     k = fp.hx.shape[0]
     vx = np.empty(k)
     vy = np.empty(k)
@@ -333,10 +337,11 @@ def footprint_collides(grid: GridMap, shape, poses, out_of_map: str = "blocked",
     oob = out_of_map_blocked(out_of_map)
     fp, p, frame, max_rows = _prepare(grid, shape, poses)
     out = np.empty(p.shape[0], dtype=np.bool_)
-    occupancy = grid.kernel_args
+    occ, lo, hi = grid.kernel_args
+    placement = np.array(frame)
 
     def process(begin, end):
-        _footprint_batch(fp, p, frame, occupancy, oob, max_rows, out, begin, end)
+        _footprint_batch(*fp, p, placement, occ, lo, hi, oob, max_rows, out, begin, end)
 
     share_rows(process, p.shape[0], threads_for(threads, p.shape[0], POSES_PER_THREAD))
     return out
