@@ -88,6 +88,16 @@ def _helpers(workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
+def start_helpers() -> None:
+    """Start the helper threads now (nodes call it at start, from the cores' ``warmup``), so
+    that the first large request does not pay for starting them."""
+    helpers = available_threads() - 1
+    if helpers > 0:
+        pool = _helpers(helpers)
+        for future in [pool.submit(int) for _ in range(helpers)]:
+            future.result()
+
+
 def share_rows(process, rows: int, threads: int) -> None:
     """Call ``process(begin, end)`` over chunks covering ``range(rows)`` on up to ``threads``
     threads (the caller included); returns when every chunk is done.

@@ -7,9 +7,10 @@ points share one code path.
 Scalar API (one pair, Python objects)
     :func:`gjk_distance`, :func:`penetration`, :func:`signed_distance`,
     :func:`sat_overlap`, :func:`sat_mtv`, :func:`decompose`.
-Batch API (padded arrays in, arrays out, one compiled loop)
+Batch API (padded arrays in, arrays out, compiled loops shared among threads)
     :func:`pack_shapes`, :func:`gjk_distance_batch`, :func:`signed_distance_batch`,
-    :func:`penetration_batch`, :func:`boxes_overlap_batch`.
+    :func:`penetration_batch`, :func:`boxes_overlap_batch`; each takes ``threads=``
+    (None: every core; the answers do not depend on it).
 Broadphase
     :class:`AabbIndex` (BVH over boxes) and :class:`ObstacleSet` (nearest obstacle,
     colliding pairs).

@@ -1,4 +1,10 @@
-"""Batch API: arrays in, arrays out, one compiled loop per call (no Python loop per pair).
+"""Batch API: arrays in, arrays out, compiled loops (no Python loop per pair).
+
+Each call's rows are shared among threads (:mod:`planning_collision.common.work_sharing`):
+``threads=None`` (the default) uses every core for large batches, an integer caps the
+threads; small batches stay on the calling thread. Every row is computed the same way on any
+thread, so the answers are bit-for-bit the same for any thread count, and the kernels release
+the GIL.
 
 Shapes travel as padded arrays, the layout :func:`pack_shapes` builds:
 

@@ -106,7 +106,7 @@ def line_of_sight_batch(
     grid: GridMap, starts, goals, mode: str = "bresenham", out_of_map: str = "blocked",
     cells_checked: bool = False, threads=None,
 ):
-    """Line of sight for N rays in one compiled loop (early exit per ray).
+    """Line of sight for N rays in compiled loops (early exit per ray).
 
     starts, goals: (N, 2) integer cells. Returns :class:`LosBatch` ``(clear (N,) bool,
     first_blocked (N, 2) int64)``; ``first_blocked`` is (-1, -1) where the ray is clear. Use

@@ -103,3 +103,13 @@ def test_orca_keeps_its_own_choice_of_threads():
     assert resolve_threads(None, PARALLEL_MIN_AGENTS) == available_threads()
     with pytest.raises(ValueError, match="threads must be a positive integer"):
         resolve_threads(0, 10)
+
+
+def test_start_helpers_starts_the_pool_once():
+    work_sharing.start_helpers()
+    if available_threads() > 1:
+        pool = work_sharing._pool
+        assert work_sharing._pool_workers >= available_threads() - 1
+        assert len(pool._threads) >= available_threads() - 1
+        work_sharing.start_helpers()
+        assert work_sharing._pool is pool  # not started again
