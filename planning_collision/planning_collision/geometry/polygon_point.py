@@ -64,8 +64,9 @@ def polygon_point(p, n, qx, qy, polygon_is_a):
         ex = djx - dix
         ey = djy - diy
         left_turns &= ex_in * ey - ey_in * ex > 0.0
-        wraps += ((ey_in < 0.0) | ((ey_in == 0.0) & (ex_in < 0.0))) & (
-            (ey > 0.0) | ((ey == 0.0) & (ex > 0.0)))
+        # the edge direction turns through +x (with every turn strictly left and below a
+        # half turn, from below the x axis to on or above it means exactly that)
+        wraps += (ey_in < 0.0) & (ey >= 0.0)
         cr = ex * diy - ey * dix  # |e| times the distance of q beyond the edge's line
         ee = ex * ex + ey * ey
         beyond = cr * (abs(cr) / ee)
