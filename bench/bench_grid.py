@@ -128,8 +128,9 @@ def threads_table(grid, starts, goals, box, poses):
           "| pass/fail |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name, (run, targeted) in kernels.items():
+        # more runs than elsewhere: the best run must catch every core idle at once
         best = best_of_interleaved({1: lambda run=run: run(1),
-                                    cores: lambda run=run: run(cores)}, 15)
+                                    cores: lambda run=run: run(cores)}, 40)
         speedup = best[1] / best[cores]
         ok = (speedup >= THREADS_TARGET) if targeted and cores >= 2 else None
         target = f">= {THREADS_TARGET}x" if targeted and cores >= 2 else "(report)"
