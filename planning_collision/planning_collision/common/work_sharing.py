@@ -76,15 +76,16 @@ def threads_for(threads, rows: int, rows_per_thread: int) -> int:
 
 
 def _helpers(workers: int) -> ThreadPoolExecutor:
-    """The process-wide helper pool, grown to at least ``workers`` threads."""
+    """The process-wide helper pool, grown to at least ``workers`` threads.
+
+    A smaller pool that is replaced is not shut down (another call may be submitting to it
+    right now); its idle threads cost nothing and end with the interpreter.
+    """
     global _pool, _pool_workers
     with _pool_lock:
         if _pool is None or _pool_workers < workers:
-            old = _pool
             _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="work-sharing")
             _pool_workers = workers
-            if old is not None:
-                old.shutdown(wait=False)
         return _pool
 
 
@@ -136,8 +137,11 @@ def share_rows(process, rows: int, threads: int) -> None:
                         lock.notify_all()
 
     pool = _helpers(threads - 1)
-    for _ in range(threads - 1):
-        pool.submit(work, True)
+    try:
+        for _ in range(threads - 1):
+            pool.submit(work, True)
+    except RuntimeError:  # the interpreter is shutting down: no new threads, do it here
+        pass
     work(False)
     with lock:
         while state["busy"]:
