@@ -197,7 +197,7 @@ class ObstacleSet:
         the threads; batches under twice :data:`QUERIES_PER_THREAD` queries stay on the
         calling thread. The answers are the same for any thread count.
         """
-        queries = as_batch(points, counts, radii, "queries")
+        queries = as_batch(points, counts, radii, "queries", threads=threads)
         try:
             limit = float(max_distance)
         except (TypeError, ValueError) as exc:
@@ -247,7 +247,7 @@ class ObstacleSet:
         Broadphase candidates (AABBs grown by ``margin``) go through one batch GJK call,
         shared among ``threads`` as in :func:`.gjk_distance_batch`.
         """
-        qp, qc, qr = as_batch(points, counts, radii, "queries")
+        qp, qc, qr = as_batch(points, counts, radii, "queries", threads=threads)
         try:
             m = float(margin)
         except (TypeError, ValueError) as exc:

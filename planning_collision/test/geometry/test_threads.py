@@ -21,12 +21,14 @@ from planning_collision.geometry.raycast import cast_segments
 
 
 def spy_on_sharing(monkeypatch, module):
-    """Record the thread count each call of ``module.share_rows`` was given."""
+    """Record the thread count each call of ``module.share_rows`` was given (not counting the
+    calls that check the input rows)."""
     planned = []
     real = module.share_rows
 
     def share_rows(process, rows, threads):
-        planned.append(threads)
+        if "_check_all_rows" not in process.__qualname__:
+            planned.append(threads)
         real(process, rows, threads)
 
     monkeypatch.setattr(module, "share_rows", share_rows)
@@ -104,6 +106,30 @@ def test_obstacle_queries_identical(rng, geo, monkeypatch):
         assert_same(tuple(one), tuple(cast_segments(world, starts, goals, threads=threads)))
     assert near_planned == [1, 2, 3, 1, 2, 3]
     assert cast_planned[:3] == [1, 2, 3]
+
+
+def test_input_checks_are_shared_and_name_the_first_bad_row(pairs, monkeypatch):
+    calls = []
+    real = batch_module.share_rows
+
+    def share_rows(process, rows, threads):
+        calls.append((process.__qualname__, rows, threads))
+        real(process, rows, threads)
+
+    monkeypatch.setattr(batch_module, "share_rows", share_rows)
+    many = 3 * batch_module.CHECKS_PER_THREAD
+    points, counts, radii = (np.resize(side, (many, *side.shape[1:])) for side in pairs[:3])
+    gjk_distance_batch(points, counts, radii, points, counts, radii, threads=3)
+    checks = [c[1:] for c in calls if "_check_all_rows" in c[0]]
+    assert checks == [(many, 3), (many, 3)]
+    # a bad count in the last chunk, a bad radius earlier in another one: the radius is named
+    counts[many - 5] = 0
+    first = 2 * batch_module.CHECKS_PER_THREAD + 1
+    radii[first] = -1.0
+    for threads in (1, 3):
+        with pytest.raises(ValueError, match=f"a row {first}: radius negative"):
+            gjk_distance_batch(points, counts, radii, points, np.ones(many, np.int64), 0.0,
+                               threads=threads)
 
 
 def test_small_batches_stay_on_the_calling_thread(pairs, monkeypatch):
