@@ -19,6 +19,7 @@ from planning_collision.collision_world import (
     QueryError,
     World,
     entry,
+    shape_distance,
 )
 from planning_collision.geometry import ConvexShape, ObstacleSet, gjk_distance
 
@@ -119,3 +120,39 @@ def test_a_core_refusing_input_becomes_a_query_error_naming_the_field():
     w = world()
     with pytest.raises(QueryError, match="^rays: "):
         w.segments(np.array([[0.0, 0.0]]), np.array([[1.0, 1.0]]), "diagonal", "rays")
+
+
+@pytest.mark.parametrize("gap", [0.5, 1e-3, 1e-200, 1e-310])
+def test_shape_distance_normal_is_a_unit_vector_even_when_the_gap_underflows(gap):
+    """A separating normal computed as (point_b - point_a) / distance loses its length when
+    the gap is subnormal (1e-310: the difference keeps only a few bits): the answer must carry
+    the core's unit normal, and point_b - point_a = distance * normal must still hold."""
+    a = ConvexShape.box((0.0, 0.0), 0.0, 2.0, 2.0)
+    b = ConvexShape.box((2.0 + gap, 0.5), 0.0, 2.0, 2.0)
+    result = shape_distance(a, b)
+    assert not result.intersecting
+    assert result.distance == pytest.approx(gap, rel=1e-9, abs=0.0) or gap < 1e-300
+    assert result.normal[0] == pytest.approx(1.0, abs=1e-12)
+    assert result.normal[1] == pytest.approx(0.0, abs=1e-12)
+    assert np.allclose(result.point_b - result.point_a, result.distance * result.normal,
+                       rtol=0.0, atol=1e-12)
+
+
+def test_shape_distance_of_overlapping_shapes_is_minus_the_depth_and_separates_them():
+    a = ConvexShape.box((0.0, 0.0), 0.0, 2.0, 0.2)
+    b = ConvexShape.box((0.0, 0.15), 0.0, 0.2, 0.2)  # overlaps a by 0.05 in y
+    result = shape_distance(a, b)
+    assert result.intersecting and result.distance == pytest.approx(-0.05)
+    assert np.allclose(result.normal, (0.0, 1.0))
+    moved = ConvexShape.box((0.0, 0.15 + 0.05 + 1e-9), 0.0, 0.2, 0.2)
+    assert not gjk_distance(a, moved).intersecting
+    # swapping the shapes flips the normal and keeps the distance
+    swapped = shape_distance(b, a)
+    assert swapped.distance == pytest.approx(result.distance)
+    assert np.allclose(swapped.normal, -result.normal)
+
+
+def test_shape_distance_names_the_field_beyond_range():
+    a = ConvexShape.box((MAX_QUERY_COORD * 1.5, 0.0), 0.0, 1.0, 1.0)
+    with pytest.raises(QueryError, match=r"shape_a.points\[0\]"):
+        shape_distance(a, ConvexShape.circle((0.0, 0.0), 1.0))
