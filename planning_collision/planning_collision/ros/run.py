@@ -18,6 +18,13 @@ The stop, from the first signal on:
 6. ``os._exit(0)``: the interpreter's finalization is skipped (it waits for DDS threads and
    took seconds under load, longer than ``ros2 launch`` waits before escalating).
 
+Steps 1 and 2 run in Python on the main thread, so they need that thread to get back to the
+interpreter: a main thread stuck in a C call (a DDS deadlock while publishing, say) would
+never see the signal at all. A small second process, the :class:`StopGuardian`, covers that
+case from outside: it learns of the signal from the interpreter's C-level handler (no Python
+code of this process has to run) and kills the process if it has not ended
+:data:`GUARDIAN_DEADLINE` seconds later.
+
 Exit codes: 0 for a stop (also when the watchdog had to cut the DDS teardown short, see
 :class:`StopWatchdog`), 1 when the node could not be built, spinning failed, or the node's own
 stop work did not finish in time.
@@ -31,6 +38,7 @@ import ctypes.util
 import faulthandler
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -60,6 +68,8 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 STOP_DEADLINE = 2.2
 # Of which at most this long may go to waiting for callbacks that were running at the signal.
 CALLBACK_WAIT = 1.0
+# The stop guardian kills a process that has not ended this many seconds after the signal.
+GUARDIAN_DEADLINE = STOP_DEADLINE + 0.4
 
 
 def _flush_output() -> None:
@@ -174,6 +184,72 @@ class StopWatchdog:
     def cancel(self) -> None:
         faulthandler.cancel_dump_traceback_later()
         self._timer.cancel()
+
+
+_GUARDIAN = r"""
+import os, select, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+fd, pid, deadline, name = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+stops = {int(signal.SIGINT), int(signal.SIGTERM)}
+while True:
+    data = os.read(fd, 64)
+    if not data:
+        sys.exit(0)  # the node's process ended
+    if stops.intersection(data):
+        break
+end = time.monotonic() + deadline
+while (left := end - time.monotonic()) > 0:
+    if select.select([fd], [], [], left)[0]:
+        while True:
+            data = os.read(fd, 64)
+            if not data:
+                sys.exit(0)  # ended in time
+            if not select.select([fd], [], [], 0)[0]:
+                break
+try:
+    os.kill(pid, signal.SIGKILL)
+except ProcessLookupError:
+    sys.exit(0)
+print(f"[{name}] stop guardian: the process had not ended {deadline:g} s after the stop "
+      f"signal (its main thread never got back to Python to stop it); killed it",
+      file=sys.stderr, flush=True)
+"""
+
+
+class StopGuardian:
+    """A second process that ends this one when a stop signal was received but the process
+    has not ended :data:`GUARDIAN_DEADLINE` seconds later, whatever this process's threads
+    are doing.
+
+    It listens on a pipe that the interpreter's C-level signal handler writes the signal
+    number to (``signal.set_wakeup_fd``): that write happens inside the handler itself, even
+    while the main thread is stuck in a C call, holding the interpreter lock or not. When this
+    process ends, however it ends, the pipe closes and the guardian ends too. The guardian is
+    a bare interpreter (``-I -S``, a few megabytes) in a session of its own, so a Ctrl-C in a
+    terminal never reaches it; it ignores SIGINT and SIGTERM anyway.
+    """
+
+    def __init__(self, name: str):
+        self.process = None
+        read_end, write_end = os.pipe()
+        try:
+            os.set_blocking(write_end, False)
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _GUARDIAN, str(read_end), str(os.getpid()),
+                 f"{GUARDIAN_DEADLINE:.3f}", name],
+                pass_fds=(read_end,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                start_new_session=True)
+        except OSError:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        self._write_end = write_end
+        signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+
+
+_guardian: StopGuardian | None = None  # kept for the life of the process
 
 
 class StopRequested(BaseException):
@@ -292,6 +368,11 @@ def run_node(
     work before the DDS teardown.
     """
     stop = StopSignals()
+    global _guardian
+    try:
+        _guardian = StopGuardian(Path(sys.argv[0]).stem)
+    except OSError as exc:  # no process to spare: the in-process watchdog still holds
+        print(f"no stop guardian: {exc}", file=sys.stderr)
     stop.install()
     node = executor = None
     status = 0

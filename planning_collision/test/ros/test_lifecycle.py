@@ -136,13 +136,17 @@ def test_a_bad_parameter_fails_configure_by_name(nodes):
     assert "Traceback" not in text
 
 
-def children(pid: int) -> list[int]:
+def children(pid: int, command: str) -> list[int]:
+    """Child processes of ``pid`` whose command line contains ``command``."""
     out = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as stat:
-                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    if int(stat.read().rsplit(")", 1)[1].split()[1]) != pid:
+                        continue
+                with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                    if command.encode() in cmdline.read():
                         out.append(int(entry))
             except (OSError, ValueError, IndexError):
                 pass
@@ -177,7 +181,7 @@ def test_a_cold_kernel_cache_still_answers_at_once(nodes, tmp_path, latched_qos)
     assert all(c.twist.linear.x == 0.0 for c in commands)  # held while warming up
     assert server.wait_for_line("compiling them in a separate process", 10.0)
     assert orca.wait_for_line("kernels warming up: commanding zero velocity", 10.0)
-    compilers = children(server.pid)
+    compilers = children(server.pid, "planning_collision.warmup")
     assert compilers, "no compiling process"
     server.stop()
     assert server.returncode == 0
