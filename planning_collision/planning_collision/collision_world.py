@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from planning_collision import grid
+from planning_collision import geometry, grid
 from planning_collision.common import se2
 from planning_collision.geometry import ConvexShape, ObstacleSet
 from planning_collision.geometry.raycast import cast_segments
@@ -74,6 +74,19 @@ class FootprintResult(NamedTuple):
     distance: np.ndarray  # (N,) signed distance to it (negative: penetration), inf if none
     on_footprint: np.ndarray  # (N, 2) witness point on the footprint (NaN if none)
     on_obstacle: np.ndarray  # (N, 2) witness point on the obstacle (NaN if none)
+
+
+class ShapeDistance(NamedTuple):
+    """ComputeDistance's answer: ``distance`` is the gap when separated and minus the
+    penetration depth when the shapes overlap (touching counts as intersecting); ``normal``
+    is the unit vector from A towards B (point_b - point_a = distance * normal when
+    separated; moving B by -distance * normal separates them when they overlap)."""
+
+    intersecting: bool
+    distance: float
+    point_a: np.ndarray  # (2,)
+    point_b: np.ndarray  # (2,)
+    normal: np.ndarray  # (2,)
 
 
 class PathResult(NamedTuple):
@@ -241,6 +254,22 @@ class World:
         if stop_at_first_collision and bad.size:
             checked = int(bad[0]) + 1
         return PathResult(invalid[:checked], visible[: max(checked - 1, 0)], checked)
+
+
+def shape_distance(a: ConvexShape, b: ConvexShape) -> ShapeDistance:
+    """Signed distance, witness points and normal of two shapes (GJK, then the penetration
+    depth when they overlap). The normal is the core's own unit vector, never a difference
+    divided by the distance, which loses its length when the gap underflows."""
+    check_in_range(a.points, entry("shape_a.points"))
+    check_in_range(b.points, entry("shape_b.points"))
+    with _named("shape_a, shape_b"):
+        result = geometry.gjk_distance(a, b)
+        if not result.intersecting:
+            return ShapeDistance(False, float(result.distance), np.asarray(result.point_a),
+                                 np.asarray(result.point_b), np.asarray(result.normal))
+        pen = geometry.penetration(a, b)
+    return ShapeDistance(True, -float(pen.depth), np.asarray(pen.point_a),
+                         np.asarray(pen.point_b), np.asarray(pen.normal))
 
 
 class _named:

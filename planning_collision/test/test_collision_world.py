@@ -19,6 +19,7 @@ from planning_collision.collision_world import (
     QueryError,
     World,
     entry,
+    shape_distance,
 )
 from planning_collision.geometry import ConvexShape, ObstacleSet, gjk_distance
 
@@ -119,3 +120,52 @@ def test_a_core_refusing_input_becomes_a_query_error_naming_the_field():
     w = world()
     with pytest.raises(QueryError, match="^rays: "):
         w.segments(np.array([[0.0, 0.0]]), np.array([[1.0, 1.0]]), "diagonal", "rays")
+
+
+def test_shape_distance_agrees_with_shapely_and_its_normal_is_a_unit_vector():
+    """Random separated and overlapping pairs: the distance is shapely's when apart, the
+    normal is a unit vector with point_b - point_a = distance * normal, and swapping the
+    shapes flips the normal and keeps the rest."""
+    shapely = pytest.importorskip("shapely")
+    rng = np.random.default_rng(7)
+    separated = 0
+    for _ in range(300):
+        a = ConvexShape.box(tuple(rng.uniform(-3, 3, 2)), rng.uniform(-3, 3),
+                            *rng.uniform(0.1, 2.0, 2))
+        b = ConvexShape.box(tuple(rng.uniform(-3, 3, 2)), rng.uniform(-3, 3),
+                            *rng.uniform(0.1, 2.0, 2))
+        result = shape_distance(a, b)
+        swapped = shape_distance(b, a)
+        assert result.intersecting == swapped.intersecting
+        assert result.distance == pytest.approx(swapped.distance, abs=1e-12)
+        assert np.hypot(*result.normal) == pytest.approx(1.0, abs=1e-12)
+        assert np.allclose(swapped.normal, -result.normal, atol=1e-9)
+        peer = shapely.Polygon(a.points).distance(shapely.Polygon(b.points))
+        if not result.intersecting:
+            separated += 1
+            assert result.distance == pytest.approx(peer, abs=1e-12)
+            assert np.allclose(result.point_b - result.point_a,
+                               result.distance * result.normal, atol=1e-12)
+        else:
+            assert peer == 0.0 and result.distance <= 0.0
+    assert 50 < separated < 295  # both kinds of pair were drawn
+
+
+def test_shape_distance_of_overlapping_shapes_is_minus_the_depth_and_separates_them():
+    a = ConvexShape.box((0.0, 0.0), 0.0, 2.0, 0.2)
+    b = ConvexShape.box((0.0, 0.15), 0.0, 0.2, 0.2)  # overlaps a by 0.05 in y
+    result = shape_distance(a, b)
+    assert result.intersecting and result.distance == pytest.approx(-0.05)
+    assert np.allclose(result.normal, (0.0, 1.0))
+    moved = ConvexShape.box((0.0, 0.15 + 0.05 + 1e-9), 0.0, 0.2, 0.2)
+    assert not gjk_distance(a, moved).intersecting
+    # swapping the shapes flips the normal and keeps the distance
+    swapped = shape_distance(b, a)
+    assert swapped.distance == pytest.approx(result.distance)
+    assert np.allclose(swapped.normal, -result.normal)
+
+
+def test_shape_distance_names_the_field_beyond_range():
+    a = ConvexShape.box((MAX_QUERY_COORD * 1.5, 0.0), 0.0, 1.0, 1.0)
+    with pytest.raises(QueryError, match=r"shape_a.points\[0\]"):
+        shape_distance(a, ConvexShape.circle((0.0, 0.0), 1.0))

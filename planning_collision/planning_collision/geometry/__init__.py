@@ -7,9 +7,10 @@ points share one code path.
 Scalar API (one pair, Python objects)
     :func:`gjk_distance`, :func:`penetration`, :func:`signed_distance`,
     :func:`sat_overlap`, :func:`sat_mtv`, :func:`decompose`.
-Batch API (padded arrays in, arrays out, one compiled loop)
+Batch API (padded arrays in, arrays out, compiled loops shared among threads)
     :func:`pack_shapes`, :func:`gjk_distance_batch`, :func:`signed_distance_batch`,
-    :func:`penetration_batch`, :func:`boxes_overlap_batch`.
+    :func:`penetration_batch`, :func:`boxes_overlap_batch`; each takes ``threads=``
+    (None: every core; the answers do not depend on it).
 Broadphase
     :class:`AabbIndex` (BVH over boxes) and :class:`ObstacleSet` (nearest obstacle,
     colliding pairs).
@@ -43,6 +44,7 @@ ever and loads them from numba's cache afterwards.
 from .batch import (
     DistanceBatch,
     PenetrationBatch,
+    ShapeBatch,
     boxes_overlap_batch,
     gjk_distance_batch,
     pack_shapes,
@@ -51,8 +53,8 @@ from .batch import (
 )
 from .broadphase import AabbIndex, CandidateLists
 from .decompose import decompose
-from .gjk import DistanceResult, gjk_distance
-from .obstacles import CollidingPairs, NearestResult, ObstacleSet
+from .distance import DistanceResult, gjk_distance
+from .obstacles import CollidingPairs, NearestOne, NearestResult, ObstacleSet
 from .penetration import PenetrationResult, penetration, signed_distance
 from .sat import sat_mtv, sat_overlap
 from .shapes import ConvexShape
@@ -65,10 +67,12 @@ __all__ = [
     "ConvexShape",
     "DistanceBatch",
     "DistanceResult",
+    "NearestOne",
     "NearestResult",
     "ObstacleSet",
     "PenetrationBatch",
     "PenetrationResult",
+    "ShapeBatch",
     "boxes_overlap_batch",
     "decompose",
     "gjk_distance",

@@ -10,8 +10,9 @@ the centres spread most, so the tree is balanced (depth <= log2(N / leaf_size) +
 any size distribution (long walls, tiny posts, duplicates). Build cost O(N log^2 N),
 about a few milliseconds for 10,000 boxes.
 
-Results list item indices in ascending order. The node arrays are plain data, reused by
-:mod:`.obstacles` for nearest-obstacle search.
+Results list item indices in ascending order. The tree is plain data (:class:`Bvh`, one
+named tuple of arrays), which :mod:`.obstacles` (nearest obstacle) and :mod:`.raycast`
+(segment casts) pass to their own kernels.
 """
 
 from typing import NamedTuple
@@ -25,6 +26,27 @@ from .sorting import argsort_into
 _STACK = 128  # > 2 * max depth of a median-split tree over < 2**63 items
 
 
+class Bvh(NamedTuple):
+    """The tree as the kernels read it: node ``k`` has bounds ``node_box[k]`` (minx, miny,
+    maxx, maxy) and children ``node_child[k]`` and ``node_child[k] + 1`` (-1 for a leaf); a
+    leaf holds items ``order[node_start[k]:node_start[k] + node_count[k]]``, whose own boxes
+    are ``boxes[item]``. Node 0 is the root."""
+
+    node_box: np.ndarray
+    node_child: np.ndarray
+    node_start: np.ndarray
+    node_count: np.ndarray
+    order: np.ndarray
+    boxes: np.ndarray
+
+
+class QueryPairs(NamedTuple):
+    """Overlapping ``(query_index, item_index)`` pairs, as two int64 arrays."""
+
+    query_index: np.ndarray
+    item_index: np.ndarray
+
+
 class CandidateLists(NamedTuple):
     """CSR candidate lists: query ``i`` hits ``indices[offsets[i]:offsets[i + 1]]``."""
 
@@ -32,11 +54,9 @@ class CandidateLists(NamedTuple):
     indices: np.ndarray
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _build(boxes, leaf_size):
-    """Median-split BVH. Returns ``(node_box, node_child, node_start, node_count, order)``:
-    node ``k`` has children ``node_child[k]`` and ``node_child[k] + 1`` (-1 for a leaf);
-    a leaf holds items ``order[node_start[k]:node_start[k] + node_count[k]]``."""
+    """Median-split BVH over ``boxes``: a :class:`Bvh`."""
     n = boxes.shape[0]
     cap = max(2 * n, 1)
     node_box = np.empty((cap, 4))
@@ -118,7 +138,7 @@ def _build(boxes, leaf_size):
         stack[top] = left
         stack[top + 1] = left + 1
         top += 2
-    return node_box, node_child, node_start, node_count, order
+    return Bvh(node_box, node_child, node_start, node_count, order, boxes)
 
 
 @njit(cache=True)
@@ -128,25 +148,25 @@ def boxes_touch(a, i, b, j):
 
 
 @njit(cache=True)
-def _query_into(node_box, node_child, node_start, node_count, order, boxes, q, qi, out, n_out):
-    """Append the items overlapping ``q[qi]`` to ``out`` (grown as needed)."""
+def _query_into(tree, q, qi, out, n_out):
+    """Append the items of ``tree`` overlapping ``q[qi]`` to ``out`` (grown as needed)."""
     stack = np.empty(_STACK, np.int64)
     top = 1
     stack[0] = 0
     while top > 0:
         top -= 1
         node = stack[top]
-        if not boxes_touch(node_box, node, q, qi):
+        if not boxes_touch(tree.node_box, node, q, qi):
             continue
-        child = node_child[node]
+        child = tree.node_child[node]
         if child >= 0:
             stack[top] = child
             stack[top + 1] = child + 1
             top += 2
             continue
-        for s in range(node_start[node], node_start[node] + node_count[node]):
-            item = order[s]
-            if boxes_touch(boxes, item, q, qi):
+        for s in range(tree.node_start[node], tree.node_start[node] + tree.node_count[node]):
+            item = tree.order[s]
+            if boxes_touch(tree.boxes, item, q, qi):
                 if n_out == out.shape[0]:
                     out = grow_int(out, n_out)
                 out[n_out] = item
@@ -154,17 +174,15 @@ def _query_into(node_box, node_child, node_start, node_count, order, boxes, q, q
     return out, n_out
 
 
-@njit(cache=True)
-def _query_batch(node_box, node_child, node_start, node_count, order, boxes, q):
+@njit(cache=True, nogil=True)
+def _query_batch(tree, q):
     m = q.shape[0]
     offsets = np.empty(m + 1, np.int64)
     offsets[0] = 0
     out = np.empty(16 + 4 * m, np.int64)
     n_out = np.int64(0)  # not a literal: keeps callees to one specialisation
     for qi in range(m):
-        out, n_out = _query_into(
-            node_box, node_child, node_start, node_count, order, boxes, q, qi, out, n_out
-        )
+        out, n_out = _query_into(tree, q, qi, out, n_out)
         offsets[qi + 1] = n_out
     return offsets, head_int(out, n_out)
 
@@ -195,37 +213,29 @@ class AabbIndex:
         if int(leaf_size) < 1:
             raise ValueError(f"leaf_size must be >= 1, got {leaf_size}")
         self.leaf_size = int(leaf_size)
-        (
-            self.node_box,
-            self.node_child,
-            self.node_start,
-            self.node_count,
-            self.order,
-        ) = _build(self.aabbs, self.leaf_size)
+        #: The tree's arrays (:class:`Bvh`), for kernels.
+        self.tree = _build(self.aabbs, self.leaf_size)
 
     def __len__(self):
         return self.aabbs.shape[0]
-
-    def _tree(self):
-        return self.node_box, self.node_child, self.node_start, self.node_count, self.order
 
     def query(self, aabb):
         """Indices (ascending int64) of the boxes overlapping or touching ``aabb`` (4,)."""
         q = as_aabbs(np.asarray(aabb, dtype=np.float64).reshape(-1), "aabb")
         if q.shape[0] != 1:
             raise ValueError("aabb must be a single box (minx, miny, maxx, maxy)")
-        return np.sort(_query_batch(*self._tree(), self.aabbs, q)[1])
+        return np.sort(_query_batch(self.tree, q)[1])
 
     def query_batch(self, aabbs):
         """CSR candidate lists for many query boxes (M, 4): :class:`CandidateLists`,
         each list ascending."""
         q = as_aabbs(aabbs)
-        offsets, indices = _query_batch(*self._tree(), self.aabbs, q)
+        offsets, indices = _query_batch(self.tree, q)
         rows = np.repeat(np.arange(q.shape[0]), np.diff(offsets))
         return CandidateLists(offsets, indices[np.lexsort((indices, rows))])
 
     def query_pairs(self, aabbs):
-        """All overlapping ``(query_index, item_index)`` pairs, as two int64 arrays."""
+        """All overlapping pairs: :class:`QueryPairs` ``(query_index, item_index)``."""
         offsets, indices = self.query_batch(aabbs)
         query_index = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
-        return query_index, indices
+        return QueryPairs(query_index, indices)

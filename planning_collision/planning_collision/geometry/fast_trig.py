@@ -18,9 +18,17 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+
+
+class SinCos(NamedTuple):
+    """Sine and cosine of one angle."""
+
+    sin: float
+    cos: float
 
 _PI = Fraction("3.14159265358979323846264338327950288419716939937510")
 _DEGREE = 5  # of S and C: enough for sin and cos to round like libm's on [-pi/4, pi/4]
@@ -66,10 +74,10 @@ FAST_TRIG_MAX = 1e5  # beyond this, math.sin / math.cos
 
 @njit(cache=True, inline="always")
 def fast_sincos(x):
-    """``(sin x, cos x)``, branch-free for ``|x| < FAST_TRIG_MAX`` (beyond that from
-    ``math.sin`` / ``math.cos``), within 2 machine epsilons of them."""
+    """:class:`SinCos` ``(sin x, cos x)``, branch-free for ``|x| < FAST_TRIG_MAX`` (beyond
+    that from ``math.sin`` / ``math.cos``), within 2 machine epsilons of them."""
     if not abs(x) < FAST_TRIG_MAX:
-        return math.sin(x), math.cos(x)
+        return SinCos(math.sin(x), math.cos(x))
     k = np.rint(x * _INV_HALF_PI)
     r = (x - k * _HEAD) - k * _TAIL  # x - k pi/2, |r| <= pi/4
     z = r * r
@@ -79,4 +87,4 @@ def fast_sincos(x):
     odd = (q & 1) == 1
     sq = c if odd else s
     cq = s if odd else c
-    return sq * (1 - (q & 2)), cq * (1 - ((q + 1) & 2))
+    return SinCos(sq * (1 - (q & 2)), cq * (1 - ((q + 1) & 2)))

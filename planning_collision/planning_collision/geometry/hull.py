@@ -131,7 +131,7 @@ def is_convex_ccw(p, n):
     return wraps == 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def convex_hull(p):
     """Return the CCW convex hull of the (K, 2) array ``p`` (K >= 1) as a new (M, 2) array."""
     n = p.shape[0]

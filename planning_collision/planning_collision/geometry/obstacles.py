@@ -25,9 +25,16 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .batch import _distance_kernel, _penetration_kernel, as_batch, pack_shapes
+from planning_collision.common.work_sharing import share_rows, threads_for
+
+from .batch import ShapeBatch, as_batch, pack_shapes, run_distance, run_penetration
 from .broadphase import _STACK, AabbIndex
-from .gjk import gjk_core, inflate
+from .distance import core_distance, inflate
+
+#: Fewest queries worth a thread of their own in :meth:`ObstacleSet.nearest` (about 50 us: a
+#: footprint among thousands of obstacles takes 1-2 us); batches under twice as many run on
+#: the calling thread.
+QUERIES_PER_THREAD = 32
 
 
 class NearestResult(NamedTuple):
@@ -35,6 +42,16 @@ class NearestResult(NamedTuple):
 
     index: np.ndarray
     distance: np.ndarray
+    point_query: np.ndarray
+    point_obstacle: np.ndarray
+
+
+class NearestOne(NamedTuple):
+    """Result of :meth:`ObstacleSet.nearest_shape`: obstacle index (-1 if none in range),
+    distance, and the witness points (2,) on the query and on the obstacle."""
+
+    index: int
+    distance: float
     point_query: np.ndarray
     point_obstacle: np.ndarray
 
@@ -47,7 +64,7 @@ class CollidingPairs(NamedTuple):
     distance: np.ndarray
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def shape_aabbs(points, counts, radii):
     """(N, 4) bounding boxes of padded shapes, radii included."""
     n = points.shape[0]
@@ -79,40 +96,32 @@ def _box_gap(b, i, q, qi):
     return math.hypot(gx, gy)
 
 
-@njit(cache=True)
-def _nearest_kernel(
-    node_box, node_child, node_start, node_count, order, boxes, op, oc, orad, qp, qc, qrad, limit
-):
-    m = qp.shape[0]
-    qbox = shape_aabbs(qp, qc, qrad)
-    index = np.empty(m, np.int64)
-    dist = np.empty(m)
-    wq = np.empty((m, 2))
-    wo = np.empty((m, 2))
-    for i in range(m):
-        index[i] = -1
-        dist[i] = np.inf
-        wq[i, 0] = 0.0
-        wq[i, 1] = 0.0
-        wo[i, 0] = 0.0
-        wo[i, 1] = 0.0
+@njit(cache=True, nogil=True)
+def _nearest_rows(tree, obstacles, queries, qbox, limit, out, begin, end):
+    """Nearest obstacle (within ``limit``) of queries ``begin <= i < end``: branch and bound
+    over ``tree`` (:class:`.Bvh`) of ``obstacles`` (:class:`.ShapeBatch`); ``qbox`` holds
+    the queries' bounding boxes. Writes into ``out`` (:class:`NearestResult`)."""
+    op, oc, orad = obstacles
+    qp, qc, qrad = queries
+    node_box = tree.node_box
     stack = np.empty(_STACK, np.int64)
     bounds = np.empty(_STACK)
     root = np.int64(0)  # not a literal: keeps callees to one specialisation
-    if boxes.shape[0] == 0:
-        return index, dist, wq, wo
-    for i in range(m):
+    for i in range(begin, end):
         best = limit
         best_j = -1
-        top = 1
-        stack[0] = root
-        bounds[0] = _box_gap(node_box, root, qbox, i)
+        wqx = wqy = wox = woy = 0.0
+        top = 0
+        if tree.boxes.shape[0] > 0:
+            top = 1
+            stack[0] = root
+            bounds[0] = _box_gap(node_box, root, qbox, i)
         while top > 0:
             top -= 1
             node = stack[top]
             if bounds[top] > best:
                 continue
-            child = node_child[node]
+            child = tree.node_child[node]
             if child >= 0:
                 lb0 = _box_gap(node_box, child, qbox, i)
                 lb1 = _box_gap(node_box, child + 1, qbox, i)
@@ -126,30 +135,29 @@ def _nearest_kernel(
                 bounds[top + 1] = lb_near
                 top += 2
                 continue
-            for s in range(node_start[node], node_start[node] + node_count[node]):
-                j = order[s]
-                if _box_gap(boxes, j, qbox, i) > best:
+            for s in range(tree.node_start[node], tree.node_start[node] + tree.node_count[node]):
+                j = tree.order[s]
+                if _box_gap(tree.boxes, j, qbox, i) > best:
                     continue
-                d, ax, ay, bx, by, nx, ny, status, _, scale = gjk_core(qp[i], qc[i], op[j], oc[j])
-                d, ax, ay, bx, by, _ = inflate(
-                    d, ax, ay, bx, by, nx, ny, status, scale, qrad[i], orad[j]
-                )
-                if d < best or (d == best and (best_j < 0 or j < best_j)):
-                    best = d
+                r = inflate(core_distance(qp[i], qc[i], op[j], oc[j]), qrad[i], orad[j])
+                if r.distance < best or (r.distance == best and (best_j < 0 or j < best_j)):
+                    best = r.distance
                     best_j = j
-                    wq[i, 0] = ax
-                    wq[i, 1] = ay
-                    wo[i, 0] = bx
-                    wo[i, 1] = by
+                    wqx = r.ax
+                    wqy = r.ay
+                    wox = r.bx
+                    woy = r.by
         if best_j >= 0:
-            index[i] = best_j
-            dist[i] = best
+            out.index[i] = best_j
+            out.distance[i] = best
         else:
-            wq[i, 0] = 0.0
-            wq[i, 1] = 0.0
-            wo[i, 0] = 0.0
-            wo[i, 1] = 0.0
-    return index, dist, wq, wo
+            out.index[i] = -1
+            out.distance[i] = np.inf
+            wqx = wqy = wox = woy = 0.0
+        out.point_query[i, 0] = wqx
+        out.point_query[i, 1] = wqy
+        out.point_obstacle[i, 0] = wox
+        out.point_obstacle[i, 1] = woy
 
 
 def _first_per_group(groups, *keys):
@@ -165,7 +173,9 @@ class ObstacleSet:
     """Obstacles as padded arrays ``(points, counts, radii)`` with a BVH over them."""
 
     def __init__(self, points, counts, radii, leaf_size=4):
-        self.points, self.counts, self.radii = as_batch(points, counts, radii, "obstacles")
+        #: The obstacles as a checked :class:`.ShapeBatch`.
+        self.shapes = as_batch(points, counts, radii, "obstacles")
+        self.points, self.counts, self.radii = self.shapes
         self.index = AabbIndex(shape_aabbs(self.points, self.counts, self.radii), leaf_size)
 
     @classmethod
@@ -179,53 +189,65 @@ class ObstacleSet:
     def __len__(self):
         return self.points.shape[0]
 
-    def nearest(self, points, counts, radii, max_distance=math.inf, signed=False):
-        """Nearest obstacle for each query shape (padded arrays); :class:`NearestResult`."""
-        qp, qc, qr = as_batch(points, counts, radii, "queries")
+    def nearest(self, points, counts, radii, max_distance=math.inf, signed=False,
+                threads=None):
+        """Nearest obstacle for each query shape (padded arrays); :class:`NearestResult`.
+
+        ``threads``: None (the default) shares the queries among every core, an integer caps
+        the threads; batches under twice :data:`QUERIES_PER_THREAD` queries stay on the
+        calling thread. The answers are the same for any thread count.
+        """
+        queries = as_batch(points, counts, radii, "queries", threads=threads)
         try:
             limit = float(max_distance)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"max_distance must be a number, got {max_distance!r}") from exc
         if not limit >= 0.0:
             raise ValueError(f"max_distance must be >= 0 (or inf), got {max_distance!r}")
-        idx = self.index
-        index, dist, wq, wo = _nearest_kernel(
-            idx.node_box, idx.node_child, idx.node_start, idx.node_count, idx.order,
-            idx.aabbs, self.points, self.counts, self.radii, qp, qc, qr, limit,
-        )  # fmt: skip
+        m = queries.points.shape[0]
+        out = NearestResult(np.empty(m, np.int64), np.empty(m), np.empty((m, 2)),
+                            np.empty((m, 2)))
+        qbox = shape_aabbs(*queries)
+        tree = self.index.tree
+        share_rows(lambda begin, end: _nearest_rows(tree, self.shapes, queries, qbox, limit, out,
+                                                    begin, end),
+                   m, threads_for(threads, m, QUERIES_PER_THREAD))
         if signed:
-            self._deepest(qp, qc, qr, index, dist, wq, wo)
-        return NearestResult(index, dist, wq, wo)
+            self._deepest(queries, out, threads)
+        return out
 
-    def _deepest(self, qp, qc, qr, index, dist, wq, wo):
+    def _deepest(self, queries, out, threads):
         """Among obstacles a query touches or overlaps, keep the deepest (in place)."""
-        hit = np.flatnonzero(dist == 0.0)
+        hit = np.flatnonzero(out.distance == 0.0)
         if hit.size == 0:
             return
-        pairs = self.colliding(qp[hit], qc[hit], qr[hit], 0.0)
+        qp, qc, qr = queries
+        pairs = self.colliding(qp[hit], qc[hit], qr[hit], 0.0, threads)
         q, o = hit[pairs.query_index], pairs.obstacle_index
-        depth, _, pq, po = _penetration_kernel(
-            qp[q], qc[q], qr[q], self.points[o], self.counts[o], self.radii[o]
-        )
-        signed = 0.0 - depth
+        pen = run_penetration(ShapeBatch(qp[q], qc[q], qr[q]),
+                              ShapeBatch(self.points[o], self.counts[o], self.radii[o]), threads)
+        signed = 0.0 - pen.depth
         best = _first_per_group(q, signed, o)
-        index[q[best]] = o[best]
-        dist[q[best]] = signed[best]
-        wq[q[best]] = pq[best]
-        wo[q[best]] = po[best]
+        out.index[q[best]] = o[best]
+        out.distance[q[best]] = signed[best]
+        out.point_query[q[best]] = pen.point_a[best]
+        out.point_obstacle[q[best]] = pen.point_b[best]
 
     def nearest_shape(self, shape, max_distance=math.inf, signed=False):
-        """Nearest obstacle to one :class:`.ConvexShape`: ``(index, distance, p_query,
-        p_obstacle)`` as Python/NumPy scalars and (2,) arrays."""
-        r = self.nearest(*pack_shapes([shape]), max_distance=max_distance, signed=signed)
-        return int(r.index[0]), float(r.distance[0]), r.point_query[0], r.point_obstacle[0]
+        """Nearest obstacle to one :class:`.ConvexShape`: :class:`NearestOne` ``(index,
+        distance, point_query, point_obstacle)``."""
+        r = self.nearest(*pack_shapes([shape]), max_distance=max_distance, signed=signed,
+                         threads=1)
+        return NearestOne(int(r.index[0]), float(r.distance[0]), r.point_query[0],
+                          r.point_obstacle[0])
 
-    def colliding(self, points, counts, radii, margin=0.0):
+    def colliding(self, points, counts, radii, margin=0.0, threads=None):
         """All (query, obstacle) pairs with distance <= ``margin``: :class:`CollidingPairs`.
 
-        Broadphase candidates (AABBs grown by ``margin``) go through one batch GJK call.
+        Broadphase candidates (AABBs grown by ``margin``) go through one batch GJK call,
+        shared among ``threads`` as in :func:`.gjk_distance_batch`.
         """
-        qp, qc, qr = as_batch(points, counts, radii, "queries")
+        qp, qc, qr = as_batch(points, counts, radii, "queries", threads=threads)
         try:
             m = float(margin)
         except (TypeError, ValueError) as exc:
@@ -236,6 +258,8 @@ class ObstacleSet:
         boxes[:, :2] -= m
         boxes[:, 2:] += m
         q, o = self.index.query_pairs(boxes)
-        d = _distance_kernel(qp[q], qc[q], qr[q], self.points[o], self.counts[o], self.radii[o])[0]
+        d = run_distance(ShapeBatch(qp[q], qc[q], qr[q]),
+                         ShapeBatch(self.points[o], self.counts[o], self.radii[o]),
+                         threads).distance
         keep = d <= m
         return CollidingPairs(q[keep], o[keep], d[keep])

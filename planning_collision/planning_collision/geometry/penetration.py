@@ -33,8 +33,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .gjk import SEPARATED, _check_shape, argmin_dot, gjk_core, inflate
+from .distance import core_distance, inflate
+from .gjk import SEPARATED, argmin_dot
 from .hull import convex_hull_into, is_convex_ccw
+from .shapes import check_shape
 from .tolerances import EPS, TOUCH_REL
 
 
@@ -45,6 +47,19 @@ class PenetrationResult(NamedTuple):
     normal: np.ndarray
     point_a: np.ndarray
     point_b: np.ndarray
+
+
+class Contact(NamedTuple):
+    """A penetration as the kernels pass it around: ``depth`` along the unit normal ``(nx,
+    ny)`` from A to B, and the contact points ``(ax, ay)`` on A and ``(bx, by)`` on B."""
+
+    depth: float
+    nx: float
+    ny: float
+    ax: float
+    ay: float
+    bx: float
+    by: float
 
 
 @njit(cache=True)
@@ -144,9 +159,9 @@ def _contact_on_face(ref, nref, face, inc, ninc, depth):
 def sat_depth(ha, na, hb, nb, touch):
     """Exact penetration of two CCW hulls that touch or overlap (radii ignored).
 
-    Returns ``(depth, nx, ny, pax, pay, pbx, pby)`` with the normal pointing from A to B.
-    A depth of at most ``touch`` (the touch tolerance, see :mod:`.tolerances`) is a touch
-    and reported as exactly 0, like GJK reports distance 0 for a gap within it; a negative
+    Returns a :class:`Contact` with the normal pointing from A to B. A depth of at most
+    ``touch`` (the touch tolerance, see :mod:`.tolerances`) is a touch and reported as
+    exactly 0, like GJK reports distance 0 for a gap within it; a negative
     value can only come from rounding, since the caller already knows the hulls intersect.
     """
     best_a, face_a = _face_best(ha, na, hb, nb, math.inf)
@@ -154,48 +169,44 @@ def sat_depth(ha, na, hb, nb, touch):
     if face_b >= 0:
         depth = best_b if best_b > touch else 0.0
         mx, my, qbx, qby, qax, qay = _contact_on_face(hb, nb, face_b, ha, na, depth)
-        return depth, -mx, -my, qax, qay, qbx, qby
+        return Contact(depth, -mx, -my, qax, qay, qbx, qby)
     if face_a >= 0:
         depth = best_a if best_a > touch else 0.0
         nx, ny, qax, qay, qbx, qby = _contact_on_face(ha, na, face_a, hb, nb, depth)
-        return depth, nx, ny, qax, qay, qbx, qby
+        return Contact(depth, nx, ny, qax, qay, qbx, qby)
     # two single points (equal, since the caller saw them intersect)
-    return 0.0, 1.0, 0.0, ha[0, 0], ha[0, 1], hb[0, 0], hb[0, 1]
+    return Contact(0.0, 1.0, 0.0, ha[0, 0], ha[0, 1], hb[0, 0], hb[0, 1])
 
 
 @njit(cache=True)
-def _from_gjk(dist, pax, pay, pbx, pby, nx, ny, status, scale, ha, na, ra, hb, nb, rb):
-    """Finish a penetration query from a GJK result and the two CCW hulls."""
-    if status == SEPARATED:
-        hit = inflate(dist, pax, pay, pbx, pby, nx, ny, status, scale, ra, rb)[5]
-        depth = ra + rb - dist
-        if hit and depth <= TOUCH_REL * max(scale, ra + rb):
+def _from_core(core, ha, na, ra, hb, nb, rb):
+    """Finish a penetration query from a core result (:class:`.gjk.GjkOutput`) and the two
+    CCW hulls: a :class:`Contact`."""
+    if core.status == SEPARATED:
+        depth = ra + rb - core.distance
+        if inflate(core, ra, rb).intersecting and depth <= TOUCH_REL * max(core.scale, ra + rb):
             depth = 0.0  # within the touch tolerance either way: a touch
-        return depth, nx, ny, pax + ra * nx, pay + ra * ny, pbx - rb * nx, pby - rb * ny
-    depth, nx, ny, pax, pay, pbx, pby = sat_depth(ha, na, hb, nb, TOUCH_REL * scale)
-    return (
-        depth + ra + rb,
-        nx,
-        ny,
-        pax + ra * nx,
-        pay + ra * ny,
-        pbx - rb * nx,
-        pby - rb * ny,
-    )
+        nx = core.nx
+        ny = core.ny
+        return Contact(depth, nx, ny, core.ax + ra * nx, core.ay + ra * ny, core.bx - rb * nx,
+                       core.by - rb * ny)
+    c = sat_depth(ha, na, hb, nb, TOUCH_REL * core.scale)
+    return Contact(c.depth + ra + rb, c.nx, c.ny, c.ax + ra * c.nx, c.ay + ra * c.ny,
+                   c.bx - rb * c.nx, c.by - rb * c.ny)
 
 
 @njit(cache=True)
 def penetration_points(pa, na, ra, pb, nb, rb, ha, hb, order, stack):
-    """Penetration ``(depth, nx, ny, pax, pay, pbx, pby)`` of point rows ``pa[:na]`` and
-    ``pb[:nb]`` (any order) with radii.
+    """Penetration (a :class:`Contact`) of point rows ``pa[:na]`` and ``pb[:nb]`` (any
+    order) with radii.
 
     Rows that already are strictly convex CCW polygons are used as they are; otherwise the
     hulls (needed only when the cores intersect) are built in the scratch arrays ``ha``,
     ``hb`` (>= K + 1 rows), ``order`` (>= K + 1) and ``stack`` (>= 2 K + 2).
     """
-    dist, pax, pay, pbx, pby, nx, ny, status, _, scale = gjk_core(pa, na, pb, nb)
-    if status == SEPARATED:
-        return _from_gjk(dist, pax, pay, pbx, pby, nx, ny, status, scale, pa, na, ra, pb, nb, rb)
+    core = core_distance(pa, na, pb, nb)
+    if core.status == SEPARATED:
+        return _from_core(core, pa, na, ra, pb, nb, rb)
     if is_convex_ccw(pa, na):
         ha = pa
         ma = na
@@ -206,12 +217,14 @@ def penetration_points(pa, na, ra, pb, nb, rb, ha, hb, order, stack):
         mb = nb
     else:
         mb = convex_hull_into(pb, nb, hb, order, stack)
-    return _from_gjk(dist, pax, pay, pbx, pby, nx, ny, status, scale, ha, ma, ra, hb, mb, rb)
+    return _from_core(core, ha, ma, ra, hb, mb, rb)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def penetration_pair(pa, ra, pb, rb):
-    """:func:`penetration_points` for two whole arrays (allocates its own scratch)."""
+    """The scalar API's kernel: :func:`penetration_points` for two whole arrays (allocating
+    its own scratch), as a plain tuple in :class:`Contact`'s field order (boxing a named
+    tuple into Python costs about a microsecond)."""
     na = pa.shape[0]
     nb = pb.shape[0]
     k = max(na, nb)
@@ -219,7 +232,8 @@ def penetration_pair(pa, ra, pb, rb):
     hb = np.empty((k + 1, 2))
     order = np.empty(k + 1, np.int64)
     stack = np.empty(2 * k + 2, np.int64)
-    return penetration_points(pa, na, ra, pb, nb, rb, ha, hb, order, stack)
+    c = penetration_points(pa, na, ra, pb, nb, rb, ha, hb, order, stack)
+    return c.depth, c.nx, c.ny, c.ax, c.ay, c.bx, c.by
 
 
 def penetration(a, b):
@@ -228,14 +242,15 @@ def penetration(a, b):
     Returns :class:`PenetrationResult` ``(depth, normal, point_a, point_b)``; ``depth`` > 0
     when they overlap, 0 when they touch and ``-distance`` when they are apart.
     """
-    _check_shape(a, "a")
-    _check_shape(b, "b")
+    check_shape(a, "a")
+    check_shape(b, "b")
     depth, nx, ny, ax, ay, bx, by = penetration_pair(a.points, a.radius, b.points, b.radius)
     return PenetrationResult(depth, np.array((nx, ny)), np.array((ax, ay)), np.array((bx, by)))
 
 
 def signed_distance(a, b):
     """Distance when apart, 0 when touching, minus the penetration depth when overlapping."""
-    _check_shape(a, "a")
-    _check_shape(b, "b")
-    return 0.0 - float(penetration_pair(a.points, a.radius, b.points, b.radius)[0])
+    check_shape(a, "a")
+    check_shape(b, "b")
+    depth = penetration_pair(a.points, a.radius, b.points, b.radius)[0]
+    return 0.0 - float(depth)

@@ -40,10 +40,12 @@ import math
 import numpy as np
 from numba import njit
 
+from .distance import intersects_pair
 from .fast_trig import fast_sincos
-from .gjk import SEPARATED, _check_shape, distance_pair, gjk_core, pair_scale
+from .gjk import SEPARATED, gjk_core, pair_scale
 from .hull import is_convex_ccw
-from .penetration import penetration_pair
+from .penetration import penetration
+from .shapes import check_shape
 from .tolerances import BOX_SLACK_REL, TOUCH_REL
 
 
@@ -84,7 +86,7 @@ def _edge_gap(ref, nref, other, nother, tol):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def polygons_overlap(ha, na, hb, nb):
     """SAT over all edge normals of two CCW hulls with at least 3 vertices each; touching
     within the touch tolerance counts as overlapping (see the module docstring)."""
@@ -99,7 +101,7 @@ def polygons_overlap(ha, na, hb, nb):
         return True
     # apart by at most tol along every edge normal: a near touch, which may be a
     # vertex-vertex contact whose true distance exceeds every axis gap; GJK measures it
-    return gjk_core(ha, na, hb, nb)[7] != SEPARATED
+    return gjk_core(ha, na, hb, nb).status != SEPARATED
 
 
 # ----------------------------------------------------------------------------- boxes
@@ -168,7 +170,7 @@ def corners_overlap(qa, qb):
     (zero length or width, or corners that rounding made collinear)."""
     if is_convex_ccw(qa, 4) and is_convex_ccw(qb, 4):
         return polygons_overlap(qa, 4, qb, 4)
-    return gjk_core(qa, 4, qb, 4)[7] != SEPARATED
+    return gjk_core(qa, 4, qb, 4).status != SEPARATED
 
 
 @njit(cache=True)
@@ -203,7 +205,7 @@ def box_overlap(cxa, cya, ha, la, wa, cxb, cyb, hb, lb, wb):
     return _box_exact(cxa, cya, ha, la, wa, cxb, cyb, hb, lb, wb)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def box_shapes_overlap(cxa, cya, ha, la, wa, pa, cxb, cyb, hb, lb, wb, pb):
     """:func:`box_overlap` for two ``ConvexShape`` boxes with 4 stored corners ``pa``, ``pb``.
 
@@ -238,8 +240,8 @@ def sat_overlap(a, b):
     polygons without radius the edge-normal test, anything else GJK. All three use the touch
     tolerance of :mod:`.tolerances`, so they agree with :func:`.gjk_distance`.
     """
-    _check_shape(a, "a")
-    _check_shape(b, "b")
+    check_shape(a, "a")
+    check_shape(b, "b")
     if a.radius == 0.0 and b.radius == 0.0:
         na = a.points.shape[0]
         nb = b.points.shape[0]
@@ -247,7 +249,7 @@ def sat_overlap(a, b):
             return bool(box_shapes_overlap(*a.box_params, a.points, *b.box_params, b.points))
         if na >= 3 and nb >= 3:
             return bool(polygons_overlap(a.points, na, b.points, nb))
-    return bool(distance_pair(a.points, a.radius, b.points, b.radius)[5])
+    return bool(intersects_pair(a.points, a.radius, b.points, b.radius))
 
 
 def sat_mtv(a, b):
@@ -255,9 +257,9 @@ def sat_mtv(a, b):
 
     Zero when the shapes are apart or only touch.
     """
-    _check_shape(a, "a")
-    _check_shape(b, "b")
-    depth, nx, ny = penetration_pair(a.points, a.radius, b.points, b.radius)[:3]
-    if depth <= 0.0:
+    check_shape(a, "a")
+    check_shape(b, "b")
+    c = penetration(a, b)
+    if c.depth <= 0.0:
         return np.zeros(2)
-    return np.array((depth * nx, depth * ny))
+    return c.depth * c.normal

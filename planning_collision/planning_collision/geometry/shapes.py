@@ -71,6 +71,12 @@ def as_scalar(value, name, nonnegative=False):
     return x
 
 
+def check_shape(shape, name):
+    """ValueError unless ``shape`` is a :class:`ConvexShape`."""
+    if not isinstance(shape, ConvexShape):
+        raise ValueError(f"{name} must be a ConvexShape, got {type(shape).__name__}")
+
+
 def _check_convex_polygon(pts):
     """Validate a convex polygon (either winding); raise ValueError naming the defect."""
     n = pts.shape[0]

@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 
+from planning_collision.common.work_sharing import start_helpers
+
 
 def warmup():
     """Run every geometry kernel once on tiny inputs; returns the seconds it took."""
@@ -27,7 +29,7 @@ def warmup():
         signed_distance_batch,
     )
     from .decompose import decompose
-    from .gjk import gjk_distance
+    from .distance import gjk_distance
     from .obstacles import ObstacleSet
     from .penetration import penetration, signed_distance
     from .sat import sat_mtv, sat_overlap
@@ -67,4 +69,5 @@ def warmup():
     goals = np.array([[5.0, 5.0], [0.1, 0.0]])
     cast_segments(obstacles, starts, goals)
     segment_cast(c, starts[0], goals[0])
+    start_helpers()  # the threads that large batches share their rows with
     return time.perf_counter() - t0

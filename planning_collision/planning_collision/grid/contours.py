@@ -35,7 +35,7 @@ from .validation import finite_float
 CHAMFER = 1.0 / 64.0
 
 # ---------------------------------------------------------------------- tracing
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _padded_mask(occ, lo, hi):
     h, w = occ.shape
     pad = np.zeros((h + 2, w + 2), np.uint8)
@@ -88,7 +88,7 @@ def _next_direction(pad, vx, vy, d):
     return right, False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _trace_rings(pad):
     """All boundary rings in lattice coordinates: (xs, ys, ring_starts)."""
     dxs = (1, 0, -1, 0)  # E, N, W, S
@@ -446,7 +446,7 @@ def _repair(xs, ys, starts, keep, tol, x0, y0, x1, y1):
             return
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _simplify(xs, ys, starts, tol, w, h):
     keep = np.zeros(xs.shape[0], np.bool_)
     if starts.shape[0] < 2:

@@ -26,11 +26,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .traversal import Occupancy, trace_rays
 from .validation import (
     MAX_CELL_COORD,
     cell_points,
     finite_float,
     float_points,
+    mode_code,
     out_of_map_blocked,
 )
 
@@ -51,15 +53,13 @@ class GridMap:
 
     __slots__ = (
         "_data",
-        "_u8",
         "_resolution",
         "_origin",
         "_cos",
         "_sin",
         "_threshold",
         "_unknown_is_occupied",
-        "_lo",
-        "_hi",
+        "_occupancy",
     )
 
     def __init__(
@@ -130,7 +130,6 @@ class GridMap:
 
         s = object.__setattr__
         s(self, "_data", view)
-        s(self, "_u8", u8)
         s(self, "_resolution", res)
         s(self, "_origin", (ox, oy, oyaw))
         s(self, "_cos", math.cos(oyaw))
@@ -138,8 +137,7 @@ class GridMap:
         s(self, "_threshold", thr)
         s(self, "_unknown_is_occupied", bool(unknown_is_occupied))
         # Blocked test on the uint8 view: negative int8 (unknown) maps to 128..255.
-        s(self, "_lo", thr)
-        s(self, "_hi", 255 if unknown_is_occupied else 127)
+        s(self, "_occupancy", Occupancy(u8, thr, 255 if unknown_is_occupied else 127))
 
     def __setattr__(self, name, value):
         raise AttributeError("GridMap is immutable; build a new one instead")
@@ -190,11 +188,28 @@ class GridMap:
         return self._unknown_is_occupied
 
     @property
-    def kernel_args(self) -> tuple[np.ndarray, int, int]:
-        """(read-only uint8 view, lo, hi): a cell is blocked when ``lo <= u8 <= hi``."""
-        return self._u8, self._lo, self._hi
+    def kernel_args(self) -> Occupancy:
+        """:class:`~.traversal.Occupancy` ``(cells, lo, hi)``: the read-only uint8 view and the
+        bounds of the blocked test ``lo <= cells[my, mx] <= hi`` that the kernels apply."""
+        return self._occupancy
 
     # ------------------------------------------------------------------ conversions
+    # One copy of each formula, written for floats and numpy arrays alike, so the vectorised
+    # methods and the scalar line-of-sight path compute the same bits.
+    def _map_coords(self, x, y):
+        """World coordinates to map-frame coordinates in cell units (floats or arrays)."""
+        dx = x - self._origin[0]
+        dy = y - self._origin[1]
+        return ((self._cos * dx + self._sin * dy) / self._resolution,
+                (-self._sin * dx + self._cos * dy) / self._resolution)
+
+    def _centre_of(self, mx, my):
+        """World coordinates of the centre of cell (mx, my) (ints, floats or arrays)."""
+        lx = (mx + 0.5) * self._resolution
+        ly = (my + 0.5) * self._resolution
+        return (self._origin[0] + self._cos * lx - self._sin * ly,
+                self._origin[1] + self._sin * lx + self._cos * ly)
+
     def world_to_cell(self, points) -> np.ndarray:
         """World points (..., 2) to the int64 cells (..., 2) containing them (floor).
 
@@ -203,23 +218,16 @@ class GridMap:
         2**29 cells from the origin raise ValueError.
         """
         pts = float_points(points, "points")
-        dx = pts[..., 0] - self._origin[0]
-        dy = pts[..., 1] - self._origin[1]
-        mx = np.floor((self._cos * dx + self._sin * dy) / self._resolution)
-        my = np.floor((-self._sin * dx + self._cos * dy) / self._resolution)
-        out = np.stack([mx, my], axis=-1)
-        if out.size and np.max(np.abs(out)) > MAX_CELL_COORD:
-            raise ValueError(f"points lie more than {MAX_CELL_COORD} cells from the map origin")
+        fx, fy = self._map_coords(pts[..., 0], pts[..., 1])
+        out = np.stack([np.floor(fx), np.floor(fy)], axis=-1)
+        if out.size:
+            _check_cell_range(np.max(np.abs(out)))
         return out.astype(np.int64)
 
     def cell_to_world(self, cells) -> np.ndarray:
         """Cells (..., 2) to the world coordinates (..., 2) of their centres."""
         c = cell_points(cells, "cells").astype(np.float64)
-        lx = (c[..., 0] + 0.5) * self._resolution
-        ly = (c[..., 1] + 0.5) * self._resolution
-        wx = self._origin[0] + self._cos * lx - self._sin * ly
-        wy = self._origin[1] + self._sin * lx + self._cos * ly
-        return np.stack([wx, wy], axis=-1)
+        return np.stack(self._centre_of(c[..., 0], c[..., 1]), axis=-1)
 
     def in_bounds(self, cells) -> np.ndarray:
         """Whether cells (..., 2) lie inside the map."""
@@ -235,13 +243,15 @@ class GridMap:
         c = cell_points(cells, "cells")
         inside = self.in_bounds(c)
         out = np.full(c.shape[:-1], oob, dtype=bool)
-        u = self._u8[c[..., 1][inside], c[..., 0][inside]]
-        out[inside] = (u >= self._lo) & (u <= self._hi)
+        u8, lo, hi = self._occupancy
+        u = u8[c[..., 1][inside], c[..., 0][inside]]
+        out[inside] = (u >= lo) & (u <= hi)
         return out
 
     def blocked_mask(self) -> np.ndarray:
         """A new (height, width) bool array of blocked cells (allocates width*height bytes)."""
-        return (self._u8 >= self._lo) & (self._u8 <= self._hi)
+        u8, lo, hi = self._occupancy
+        return (u8 >= lo) & (u8 <= hi)
 
     # ------------------------------------------------------------------ queries
     def line_of_sight(
@@ -284,34 +294,29 @@ class GridMap:
         or snap the endpoints to cell centres before calling this method, which makes the
         walk exact for the given points.
         """
-        from .line_of_sight import _run
-        from .validation import mode_code, out_of_map_blocked
-
         code = mode_code(mode)
         oob = out_of_map_blocked(out_of_map)
         # Scalar path in plain Python: a single query must not pay numpy's per-call overhead.
         cells = np.array([self._cell_of(*_xy(start_xy, "start_xy")),
                           self._cell_of(*_xy(goal_xy, "goal_xy"))], dtype=np.int64)
-        occ, lo, hi = self.kernel_args
-        clear, first, count = _run(code, cells[:1], cells[1:], occ, lo, hi, oob)
+        clear, first, count = trace_rays(code, cells[:1], cells[1:], self._occupancy, oob,
+                                         threads=1)
         if clear[0]:
             return WorldLosResult(True, None, None, int(count[0]))
         mx, my = int(first[0, 0]), int(first[0, 1])
-        lx = (mx + 0.5) * self._resolution
-        ly = (my + 0.5) * self._resolution
-        wx = self._origin[0] + self._cos * lx - self._sin * ly
-        wy = self._origin[1] + self._sin * lx + self._cos * ly
-        return WorldLosResult(False, (wx, wy), (mx, my), int(count[0]))
+        return WorldLosResult(False, self._centre_of(mx, my), (mx, my), int(count[0]))
 
     def _cell_of(self, x: float, y: float) -> tuple[int, int]:
-        """The cell containing one world point; same arithmetic as :meth:`world_to_cell`."""
-        dx = x - self._origin[0]
-        dy = y - self._origin[1]
-        mx = math.floor((self._cos * dx + self._sin * dy) / self._resolution)
-        my = math.floor((-self._sin * dx + self._cos * dy) / self._resolution)
-        if max(abs(mx), abs(my)) > MAX_CELL_COORD:
-            raise ValueError(f"points lie more than {MAX_CELL_COORD} cells from the map origin")
+        """The cell containing one world point (Python ints), as :meth:`world_to_cell`."""
+        fx, fy = self._map_coords(x, y)
+        mx, my = math.floor(fx), math.floor(fy)
+        _check_cell_range(max(abs(mx), abs(my)))
         return mx, my
+
+
+def _check_cell_range(largest) -> None:
+    if largest > MAX_CELL_COORD:
+        raise ValueError(f"points lie more than {MAX_CELL_COORD} cells from the map origin")
 
 
 def _xy(point, name: str) -> tuple[float, float]:

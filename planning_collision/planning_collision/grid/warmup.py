@@ -12,6 +12,8 @@ import time
 
 import numpy as np
 
+from planning_collision.common.work_sharing import start_helpers
+
 from .contours import occupied_polygons
 from .footprint import footprint_cells, footprint_collides
 from .gridmap import GridMap
@@ -36,4 +38,5 @@ def warmup() -> float:
     footprint_collides(grid, box, poses)
     footprint_cells(grid, box, poses[0])
     occupied_polygons(grid, 0.1)
+    start_helpers()  # the threads that large batches share their rows with
     return time.perf_counter() - t0

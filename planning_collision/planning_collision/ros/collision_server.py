@@ -33,13 +33,11 @@ from nav_msgs.msg import OccupancyGrid
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from visualization_msgs.msg import MarkerArray
 
-from planning_collision import geometry, grid
+from planning_collision import collision_world, grid
 from planning_collision.collision_world import (
     LAYER_GRID,
     LAYERS_ALL,
     World,
-    check_in_range,
-    entry,
 )
 from planning_collision.geometry import ConvexShape
 from planning_collision_interfaces.msg import ObstacleArray
@@ -296,25 +294,13 @@ class CollisionServer(ManagedNode):
 
     @answers(ComputeDistance)
     def _compute_distance(self, request, response):
-        a = shape_from_msg(request.shape_a, "shape_a")
-        b = shape_from_msg(request.shape_b, "shape_b")
-        for name, shape in (("shape_a", a), ("shape_b", b)):
-            check_in_range(shape.points, entry(f"{name}.points"))
-        try:
-            result = geometry.gjk_distance(a, b)
-            pen = geometry.penetration(a, b) if result.intersecting else None
-        except ValueError as exc:
-            raise RequestError(f"shape_a, shape_b: {exc}") from exc
-        response.intersecting = bool(result.intersecting)
-        if pen is not None:
-            response.distance = -float(pen.depth)
-            witness, normal = (pen.point_a, pen.point_b), pen.normal
-        else:
-            response.distance = float(result.distance)
-            witness = (result.point_a, result.point_b)
-            normal = (np.asarray(result.point_b) - np.asarray(result.point_a)) / result.distance
-        response.point_a, response.point_b = point_msg(*witness[0]), point_msg(*witness[1])
-        response.normal.x, response.normal.y = float(normal[0]), float(normal[1])
+        result = collision_world.shape_distance(shape_from_msg(request.shape_a, "shape_a"),
+                                                shape_from_msg(request.shape_b, "shape_b"))
+        response.intersecting = result.intersecting
+        response.distance = result.distance
+        response.point_a = point_msg(*result.point_a)
+        response.point_b = point_msg(*result.point_b)
+        response.normal.x, response.normal.y = float(result.normal[0]), float(result.normal[1])
 
     # ------------------------------------------------------------------ markers
     @topic_callback("marker batch")

@@ -99,6 +99,22 @@ def test_unordered_rows_and_garbage_padding(rng, geo):
     assert np.max(np.abs(depth_clean - depth_messy)) <= 1e-12
 
 
+def test_distance_batch_carries_the_scalar_normal(rng, geo):
+    n = 600
+    a = geo.shapes_from_batch(*geo.random_convex_batch(rng, n, 1, 8, spread=3.0))
+    b = geo.shapes_from_batch(*geo.random_convex_batch(rng, n, 1, 8, spread=3.0))
+    b = [ConvexShape(s.points, r) for s, r in zip(b, rng.choice([0.0, 0.5], n), strict=True)]
+    res = gjk_distance_batch(*pack_shapes(a), *pack_shapes(b))
+    assert res.normal.shape == (n, 2)
+    assert 0.1 < res.intersecting.mean() < 0.9
+    for k in range(n):
+        r = gjk_distance(a[k], b[k])
+        np.testing.assert_array_equal(res.normal[k], r.normal)
+        if not r.intersecting:
+            np.testing.assert_allclose(res.point_b[k] - res.point_a[k],
+                                       res.distance[k] * res.normal[k], atol=1e-12)
+
+
 def test_penetration_and_signed_batches_match_scalar(rng, geo):
     n = 1000
     a = geo.shapes_from_batch(*geo.random_convex_batch(rng, n, 3, 10, spread=1.5))

@@ -103,8 +103,8 @@ ENTRY_POINTS = {
     "contours._trace_rings",
     "footprint._footprint_batch",
     "footprint._footprint_rows",
-    "line_of_sight._cells_kernel",
-    "line_of_sight._los_kernel",
+    "traversal._cells_kernel",
+    "traversal._rays_kernel",
 }
 
 
