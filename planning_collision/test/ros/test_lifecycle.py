@@ -157,7 +157,7 @@ def test_a_cold_kernel_cache_still_answers_at_once(nodes, tmp_path, latched_qos)
     """No numba cache at all (the first start after colcon build without the warmup script):
     the services answer from the first second, saying the kernels are warming up, and the
     robot is held at zero velocity while the kernels compile in another process; a stop then
-    ends that compilation too. (test_demo runs the whole demo on a cold cache.)"""
+    ends that compilation too."""
     start, client = nodes
     cold = {"NUMBA_CACHE_DIR": str(tmp_path / "numba")}
     server = start("cold_server", node_command(SERVER, [config_file("collision_server.yaml")],
