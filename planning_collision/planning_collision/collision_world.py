@@ -19,6 +19,7 @@ points more than ``2**29`` cells from the map's origin, a footprint too large to
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -115,11 +116,14 @@ def check_in_range(xy: np.ndarray, name: Namer) -> None:
 @dataclass(frozen=True)
 class World:
     """What one request checks against: the map and the obstacles, swapped in together.
-    ``grid`` or ``obstacles`` None: that layer is left out (or there is none)."""
+    ``grid`` or ``obstacles`` None: that layer is left out (or there is none). ``threads``:
+    how many cores one request's kernels may share its rows over (None: every core; small
+    requests stay on the calling thread whatever it says)."""
 
     grid: grid.GridMap | None = None
     obstacles: ObstacleSnapshot | None = None
     out_of_map: str = "blocked"
+    threads: int | None = None
 
     def view(self, layers: int, default: int, missing_map: str) -> World:
         """The layers a request asks for (``layers`` 0: ``default``); QueryError when the
@@ -133,7 +137,7 @@ class World:
             raise QueryError(missing_map)
         obstacles = self.obstacles if (layers & LAYER_OBSTACLES and self.obstacles is not None
                                        and len(self.obstacles.parts)) else None
-        return World(gmap, obstacles, self.out_of_map)
+        return dataclasses.replace(self, grid=gmap, obstacles=obstacles)
 
     # ------------------------------------------------------------------ checks
     def check_points(self, xy: np.ndarray, name: Namer, reach: float = 0.0) -> None:
@@ -180,7 +184,7 @@ class World:
             with _named(field):
                 grid_clear, first, checked = grid.line_of_sight_batch(
                     gmap, gmap.world_to_cell(starts), gmap.world_to_cell(goals), mode,
-                    self.out_of_map, cells_checked=True)
+                    self.out_of_map, cells_checked=True, threads=self.threads)
             hit = np.flatnonzero(~grid_clear)
             cell[hit] = first[hit]
             point[hit] = gmap.cell_to_world(cell[hit])
@@ -188,7 +192,7 @@ class World:
             clear &= grid_clear
         if self.obstacles is not None:
             with _named(field):
-                cast = cast_segments(self.obstacles.parts, starts, goals)
+                cast = cast_segments(self.obstacles.parts, starts, goals, self.threads)
             # What blocks first along the segment: the grid cell's centre or the obstacle.
             d = goals - starts
             dd = np.einsum("ij,ij->i", d, d)
@@ -208,7 +212,8 @@ class World:
         grid_hit = np.zeros(n, dtype=bool)
         if self.grid is not None and n:
             with _named(field):
-                grid_hit = grid.footprint_collides(self.grid, footprint, poses, self.out_of_map)
+                grid_hit = grid.footprint_collides(self.grid, footprint, poses, self.out_of_map,
+                                                   threads=self.threads)
         index = np.full(n, -1, dtype=np.int64)
         distance = np.full(n, np.inf)
         on_footprint = np.full((n, 2), np.nan)
@@ -221,7 +226,7 @@ class World:
             with _named(field):
                 nearest = self.obstacles.parts.nearest(
                     placed, np.full(n, px.size, dtype=np.int64), np.full(n, footprint.radius),
-                    max_distance, signed=True)
+                    max_distance, signed=True, threads=self.threads)
             index, distance = nearest.index, nearest.distance
             found = index >= 0
             on_footprint[found] = nearest.point_query[found]

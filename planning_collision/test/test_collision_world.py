@@ -3,6 +3,7 @@ grid checks that name the field, the path rule; checked against the cores direct
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -169,3 +170,29 @@ def test_shape_distance_names_the_field_beyond_range():
     a = ConvexShape.box((MAX_QUERY_COORD * 1.5, 0.0), 0.0, 1.0, 1.0)
     with pytest.raises(QueryError, match=r"shape_a.points\[0\]"):
         shape_distance(a, ConvexShape.circle((0.0, 0.0), 1.0))
+
+
+def test_a_world_gives_the_same_answers_on_any_number_of_kernel_threads():
+    """collision_server's kernel_threads only changes how a large request's rows are shared
+    among cores: segments, footprints and the path rule answer bit for bit the same."""
+    rng = np.random.default_rng(3)
+    n = 20_000  # far above the size below which a batch stays on one thread
+    starts = rng.uniform((0.0, 0.0), (10.0, 5.0), (n, 2))
+    goals = rng.uniform((0.0, 0.0), (10.0, 5.0), (n, 2))
+    poses = np.column_stack([rng.uniform(0.0, 10.0, n), rng.uniform(0.0, 5.0, n),
+                             rng.uniform(-math.pi, math.pi, n)])
+    footprint = ConvexShape.box((0.0, 0.0), 0.0, 0.6, 0.4)
+    answers = []
+    for threads in (1, 2, None):
+        w = dataclasses.replace(world(), threads=threads)
+        seg = w.segments(starts, goals, "supercover", "starts")
+        fp = w.footprints(footprint, poses, "poses")
+        path = w.path(footprint, poses[:2000], "bresenham", 0.0, False, "path")
+        answers.append((seg, fp, path))
+    for other in answers[1:]:
+        for got, want in zip(other, answers[0], strict=True):
+            for a, b in zip(got, want, strict=True):
+                np.testing.assert_array_equal(a, b)
+    seg = answers[0][0]
+    assert 0 < seg.clear.sum() < n and (seg.blocker == GRID_BLOCKER).any()
+    assert (seg.blocker >= 0).any()  # both layers block some segments

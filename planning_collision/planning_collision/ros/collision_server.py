@@ -21,6 +21,7 @@ config/collision_server.yaml`` or ``python -m planning_collision.ros.collision_s
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import sys
@@ -95,8 +96,11 @@ class CollisionServer(ManagedNode):
         for name in ("max_request_size", "max_obstacle_markers"):
             if getattr(p, name) < 1:
                 raise ParameterError(f"{name} must be >= 1, got {getattr(p, name)}")
-        if p.query_threads < 0:
-            raise ParameterError(f"query_threads must be >= 0, got {p.query_threads}")
+        for name in ("query_threads", "kernel_threads"):
+            if getattr(p, name) < 0:
+                raise ParameterError(f"{name} must be >= 0, got {getattr(p, name)}")
+        with self._swap:
+            self._world = dataclasses.replace(self._world, threads=p.kernel_threads or None)
         self.default_footprint = default_footprint(p)
         self._map_sub = self.create_subscription(
             OccupancyGrid, p.map_topic, self._on_map,
@@ -125,7 +129,8 @@ class CollisionServer(ManagedNode):
         self.get_logger().info(
             f"ready: map on {self._map_sub.topic_name}, obstacles on "
             f"{self._obstacles_sub.topic_name}, frame '{p.global_frame}', "
-            f"{self.executor_threads} query threads")
+            f"{self.executor_threads} query threads, kernels on "
+            f"{p.kernel_threads or 'every'} core(s)")
 
     def cleanup(self) -> None:
         self._markers = None
@@ -134,10 +139,7 @@ class CollisionServer(ManagedNode):
     # ------------------------------------------------------------------ inputs
     def _replace(self, **half) -> None:
         with self._swap:
-            w = self._world
-            self._world = World(half["grid"] if "grid" in half else w.grid,
-                                half["obstacles"] if "obstacles" in half else w.obstacles,
-                                w.out_of_map)
+            self._world = dataclasses.replace(self._world, **half)
 
     def _in_global_frame(self, what: str, msg) -> bool:
         if msg.header.frame_id == self.params.global_frame:

@@ -58,6 +58,10 @@ PARAMETERS = (
           "refused (success: false)."),
     Param("query_threads", 0, "Threads that answer service requests at the same time, so a "
           "small request is never held behind a large one (0: the number of cores plus two)."),
+    Param("kernel_threads", 0, "Cores the kernels of one large request share its rays or "
+          "poses over (0: every core this process may use; 1: one core per request). Requests "
+          "below about 100 microseconds of work always stay on their own thread. Lower it to "
+          "leave cores to the rest of the robot's software."),
 )
 
 
