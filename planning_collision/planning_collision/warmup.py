@@ -5,10 +5,12 @@
     python -m planning_collision.warmup geometry grid    # only these cores
 
 Run once after installing, so the first test, demo or node start does not pay the
-compilation (about a minute on two cores). numba keeps the machine code in ``__pycache__``
-next to the sources it compiled: for a colcon workspace that is the install tree, so run it
-after each ``colcon build`` (kernels whose sources did not change are only loaded). Each node
-also warms the kernels it uses at start-up, which then only loads them from that cache.
+compilation (about a minute of CPU time; the cores are compiled in one process each, at the
+same time, since numba compiles on one thread). numba keeps the machine code in
+``__pycache__`` next to the sources it compiled: for a colcon workspace that is the install
+tree, so run it after each ``colcon build`` (kernels whose sources did not change are only
+loaded). Each node also warms the kernels it uses at start-up, which then only loads them
+from that cache.
 """
 
 from __future__ import annotations
@@ -54,13 +56,44 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     total = time.perf_counter()
+    if len(names) > 1 and _cpu_count() > 1:
+        status = _compile_in_parallel(names)
+        print(f"all kernels ready in {time.perf_counter() - total:.1f} s")
+        return status
     for name in names:
         module = importlib.import_module(f"planning_collision.{name}")
         started = time.perf_counter()
         module.warmup()
         print(f"{name}: kernels ready in {time.perf_counter() - started:.1f} s", flush=True)
-    print(f"all kernels ready in {time.perf_counter() - total:.1f} s")
+    if len(names) > 1:
+        print(f"all kernels ready in {time.perf_counter() - total:.1f} s")
     return 0
+
+
+def _cpu_count() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _compile_in_parallel(names) -> int:
+    """One process per core, all at once; the first non-zero exit status, else 0. The
+    processes stay in this one's process group, so whoever ends this warm-up by its group
+    (a node that stops while its kernels compile) ends them too."""
+    import subprocess
+
+    compilers = [subprocess.Popen([sys.executable, "-m", "planning_collision.warmup", name])
+                 for name in names]
+    try:
+        codes = [compiler.wait() for compiler in compilers]
+    finally:
+        for compiler in compilers:
+            if compiler.poll() is None:
+                compiler.kill()
+    return next((code for code in codes if code != 0), 0)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ orca_node commands zero velocity.
 from __future__ import annotations
 
 import importlib
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -167,7 +169,10 @@ class ManagedNode(LifecycleNode):
         """run_node's last call before the DDS teardown: stop as deactivate would, and end
         a kernel compilation still under way (it would outlive the node)."""
         if self._compiler is not None and self._compiler.poll() is None:
-            self._compiler.kill()
+            try:  # the warm-up and the compiling processes it started: one process group
+                os.killpg(self._compiler.pid, signal.SIGKILL)
+            except OSError:
+                self._compiler.kill()
         if self.active:
             self.active = False
             self.deactivate()
@@ -183,7 +188,8 @@ class ManagedNode(LifecycleNode):
                          "this)")
                 self._compiler = subprocess.Popen(
                     [sys.executable, "-m", "planning_collision.warmup", *self.KERNELS],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                    process_group=0)
                 _, errors = self._compiler.communicate(timeout=900.0)
                 if self._compiler.returncode != 0:  # compile here: slower, still right
                     log.warning(f"kernel warm-up in a separate process failed "

@@ -28,7 +28,7 @@ NODES = {  # module, parameters, a line it logs once it spins
     "map_publisher": ("planning_collision.ros.map_publisher", {"scenario": SWAP_ROOM},
                       "published"),
 }
-COPIES = 5  # of each node per round: three rounds stop 15 processes of each node
+COPIES = 7  # of each node per round: three rounds stop 21 processes of each node
 NOISE = re.compile(r"Traceback|ERROR|FATAL|KeyboardInterrupt|Exception|step failed")
 WATCHDOG_DUMP = "most recent call first"  # faulthandler's stack dump
 
