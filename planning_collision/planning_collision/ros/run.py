@@ -43,12 +43,11 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import rclpy
 import rclpy.logging
-from rclpy.callback_groups import CallbackGroup
 from rclpy.executors import (
     ConditionReachedException,
     Executor,
@@ -312,36 +311,25 @@ def close_within(node: Node, executor: Executor, timeout: float) -> bool:
         faulthandler.cancel_dump_traceback_later()
 
 
-class InlineGroupsExecutor(MultiThreadedExecutor):
-    """A MultiThreadedExecutor that runs the callbacks of chosen groups on the spinning thread.
+class NodeExecutor(MultiThreadedExecutor):
+    """rclpy's MultiThreadedExecutor, plus what a bounded stop needs: it keeps the future of
+    every callback it handed to a worker thread, so :meth:`stop_callbacks` can drop the
+    queued ones and wait, with a timeout, for those already running (rclpy's own shutdown
+    waits for its worker threads without one)."""
 
-    Handing a callback to a worker thread costs about 0.3 ms per call in rclpy, which is most
-    of a short service call's round trip. Callbacks of ``inline_groups`` (short queries) run
-    directly on the thread that spins; every other group's callbacks (map and obstacle
-    updates, timers) still run on the worker threads, so they never hold the queries back
-    beyond the time they hold the interpreter lock.
-    """
-
-    def __init__(self, inline_groups: Iterable[CallbackGroup] = (),
-                 num_threads: int | None = None, **kwargs):
+    def __init__(self, num_threads: int | None = None, **kwargs):
         super().__init__(num_threads=num_threads, **kwargs)
-        self.inline_groups = set(inline_groups)
         self._pending: list[tuple[object, concurrent.futures.Future]] = []
 
     def spin_once(self, timeout_sec: float | None = None) -> None:
         try:
-            handler, entity, _ = self.wait_for_ready_callbacks(timeout_sec)
+            handler, _, _ = self.wait_for_ready_callbacks(timeout_sec)
         except (ShutdownException, TimeoutException, ConditionReachedException):
-            return
-        group = getattr(entity, "callback_group", None)
-        if group is not None and group in self.inline_groups:
-            handler()
-            handler.result()  # re-raise what the callback raised
             return
         self._pending.append((handler, self._executor.submit(handler)))
         for item in [item for item in self._pending if item[0].done()]:
             self._pending.remove(item)
-            item[0].result()
+            item[0].result()  # re-raise what the callback raised
 
     def stop_callbacks(self, timeout: float) -> bool:
         """Start no more callbacks: drop the queued ones, wait up to ``timeout`` seconds for
@@ -361,11 +349,10 @@ def run_node(
     """Init rclpy with ``args``, build the node, spin it until SIGINT or SIGTERM, stop it (see
     the module's docstring) and end the process with ``os._exit``: this never returns.
 
-    The executor is ``make_executor(node)``, by default an :class:`InlineGroupsExecutor`: a
-    node that wants some callback groups run on the spinning thread lists them in an
-    ``inline_callback_groups`` attribute, and may ask for a number of worker threads with an
-    ``executor_threads`` attribute. A node's ``close()`` method, if any, is its last
-    work before the DDS teardown.
+    The executor is ``make_executor(node)``, by default a :class:`NodeExecutor` with
+    ``threads`` worker threads, or as many as the node's ``executor_threads`` attribute asks
+    for (rclpy's default when neither is given). A node's ``close()`` method, if any, is its
+    last work before the DDS teardown.
     """
     stop = StopSignals()
     global _guardian
@@ -382,8 +369,7 @@ def run_node(
         register_types_early()  # before the node's participant discovers anyone
         node = make_node()
         executor = (make_executor(node) if make_executor is not None else
-                    InlineGroupsExecutor(getattr(node, "inline_callback_groups", ()),
-                                         threads or getattr(node, "executor_threads", None)))
+                    NodeExecutor(threads or getattr(node, "executor_threads", None)))
         executor.add_node(node)
         # An executor may install signal handlers of its own (rclpy's EventsExecutor does):
         # this process keeps its own.
@@ -425,7 +411,7 @@ def _stop(node: Node | None, executor: Executor | None, stop: StopSignals, statu
             rclpy.logging.get_logger(Path(sys.argv[0]).stem).info(
                 f"stopping on {name} (while starting)")
     try:
-        if isinstance(executor, InlineGroupsExecutor):
+        if isinstance(executor, NodeExecutor):
             executor.stop_callbacks(min(CALLBACK_WAIT, max(0.0, watchdog.deadline - 0.5
                                                            - time.monotonic())))
         close = getattr(node, "close", None)

@@ -31,9 +31,7 @@ def server():
     node = cs.CollisionServer(context=context, namespace="conc", parameter_overrides=[
         Parameter("publish_markers", value=False)])
     assert node.kernels_ready.wait(300.0)
-    executor = run.InlineGroupsExecutor(getattr(node, "inline_callback_groups", ()),
-                                        getattr(node, "executor_threads", None),
-                                        context=context)
+    executor = run.NodeExecutor(node.executor_threads, context=context)
     executor.add_node(node)
     stop = threading.Event()
 
