@@ -175,6 +175,7 @@ def main() -> int:
     batch = node.create_client(CheckLinesOfSight, "check_lines_of_sight")
     collision = node.create_client(CheckCollision, "check_collision")
     path_client = node.create_client(CheckPath, "check_path")
+    batch_single = node.create_client(CheckLinesOfSight, "/one_thread/check_lines_of_sight")
     rows = []
     try:
         deadline = time.monotonic() + SERVICES_TIMEOUT
@@ -229,7 +230,6 @@ def main() -> int:
                         0, 49.99)
         request = CheckLinesOfSight.Request(start_x=starts[:, 0], start_y=starts[:, 1],
                                             goal_x=goals[:, 0], goal_y=goals[:, 1])
-        batch_single = node.create_client(CheckLinesOfSight, "/one_thread/check_lines_of_sight")
         deadline = time.monotonic() + SERVICES_TIMEOUT
         while not (batch_single.service_is_ready()
                    and single.wait_for_line("map 1000 x 1000", 0.0)):

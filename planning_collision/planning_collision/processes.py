@@ -175,15 +175,17 @@ class RosProcess:
         return self._process.poll() is None
 
     def wait_for_line(self, text: str, timeout: float) -> bool:
-        """Wait until the process printed a line containing ``text``."""
+        """Wait until the process printed a line containing ``text`` (a timeout of 0: only
+        look at what it printed so far)."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
             if any(text in line for line in list(self.lines)):
                 return True
             if not self.running():
                 return any(text in line for line in list(self.lines))
+            if time.monotonic() >= deadline:
+                return False
             time.sleep(0.02)
-        return False
 
     def send_signal(self, sig: int) -> None:
         if self.running():

@@ -130,3 +130,17 @@ def test_child_processes_follow_the_network_rule(domain_id, monkeypatch):
     assert values["ROS_STATIC_PEERS"] == "-"
     assert values["FASTDDS_DEFAULT_PROFILES_FILE"] == str(
         processes.config_file("fastdds_discovery.xml"))
+
+
+def test_wait_for_line_with_no_timeout_looks_at_the_lines_already_printed(domain_id):
+    """A timeout of 0 asks "has it printed this yet?": it used to answer no without looking,
+    so a benchmark that polled a running server with it waited forever."""
+    proc = processes.RosProcess("talker", [sys.executable, "-c",
+                                           "import time; print('hello', flush=True); "
+                                           "time.sleep(30)"], domain_id, echo=False)
+    try:
+        assert proc.wait_for_line("hello", 30.0)
+        assert proc.wait_for_line("hello", 0.0)
+        assert not proc.wait_for_line("goodbye", 0.0)
+    finally:
+        proc.stop()
