@@ -26,6 +26,7 @@ from machine import machine_header  # bench/machine.py
 
 from planning_collision import processes
 from planning_collision.common.work_sharing import available_threads
+from planning_collision.ros.collision_server_parameters import PARAMETERS
 
 # The big-map publisher (--publish-big-maps) is started by this script in the ROS environment
 # it chose; only the measuring process picks a domain of its own.
@@ -51,6 +52,7 @@ from planning_collision_interfaces.srv import (  # noqa: E402
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 RES = 0.05
+MAX_REQUEST_SIZE = next(p.default for p in PARAMETERS if p.name == "max_request_size")
 SERVICES_TIMEOUT = 300.0  # seconds for the server to start (first run: kernel compilation)
 INPUTS_TIMEOUT = 60.0  # seconds for it to report the map and the obstacles
 
@@ -120,22 +122,22 @@ def publish_big_maps() -> int:
 
 
 def large_requests(rng, batch, path_client):
-    """(what, client, request): the largest requests the shipped limits allow, 1,000,000 rays
-    (max_request_size) and a 100,000-pose path, on the 1000 x 1000 map."""
-    n = 1_000_000
+    """(what, client, request): the largest requests the shipped limits allow (rays and path
+    poses up to max_request_size), on the 1000 x 1000 map."""
+    n = MAX_REQUEST_SIZE
     starts, goals = rng.uniform(0, 50, (n, 2)), rng.uniform(0, 50, (n, 2))
     rays = CheckLinesOfSight.Request()
     rays.start_x, rays.start_y = array("d", starts[:, 0]), array("d", starts[:, 1])
     rays.goal_x, rays.goal_y = array("d", goals[:, 0]), array("d", goals[:, 1])
     path = CheckPath.Request(max_lookahead=0.0, stop_at_first_collision=False, layers=1)
     path.path.header.frame_id = "map"
-    xy = np.column_stack([np.linspace(1, 49, 100_000), np.full(100_000, 25.0)])
+    xy = np.column_stack([np.linspace(1, 49, n), np.full(n, 25.0)])
     for x, y in xy.tolist():
         ps = PoseStamped()
         ps.pose.position.x, ps.pose.position.y = x, y
         path.path.poses.append(ps)
-    return [("a 1,000,000-ray check_lines_of_sight", batch, rays),
-            ("a 100,000-pose check_path", path_client, path)]
+    return [(f"a {n:,}-ray check_lines_of_sight", batch, rays),
+            (f"a {n:,}-pose check_path", path_client, path)]
 
 
 def call(executor, client, request, timeout=60.0):

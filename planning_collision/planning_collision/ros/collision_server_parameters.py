@@ -54,8 +54,10 @@ PARAMETERS = (
     Param("max_obstacle_markers", 500, "At most this many obstacle outlines per marker "
           "message (10 messages a second): a large obstacle set is drawn over several "
           "messages, never built in one go while queries wait."),
-    Param("max_request_size", 1_000_000, "Requests with more rays or poses than this are "
-          "refused (success: false)."),
+    Param("max_request_size", 100_000, "Requests with more rays or poses than this are "
+          "refused (success: false). It bounds how long a small query can wait behind a "
+          "large one: moving a request and its answer through rclpy holds the node's "
+          "interpreter lock (see Performance for the measured waits)."),
     Param("query_threads", 0, "Threads that answer service requests at the same time, so a "
           "small request is never held behind a large one (0: the number of cores plus two)."),
     Param("kernel_threads", 0, "Cores the kernels of one large request share its rays or "
