@@ -104,7 +104,7 @@ lint: setup
 	$(VENV)/bin/ruff check .
 
 demo: setup
-	$(PY) -m planning_collision.demo
+	$(PY) -m planning_collision.sim.demo
 
 $(VENV)/.stamp-bench: $(VENV)/.stamp-kernels $(REQ)/bench.txt
 	$(PIP) install -q -c $(CONSTRAINTS) -r $(REQ)/bench.txt
@@ -142,8 +142,8 @@ JAZZY_TESTS := \
 	planning_collision/test/geometry planning_collision/test/grid planning_collision/test/orca \
 	planning_collision/test/common planning_collision/test/fleet \
 	planning_collision/test/test_collision_world.py \
-	planning_collision/test/test_scenario.py planning_collision/test/test_simulation.py \
-	planning_collision/test/test_plots.py planning_collision/test/test_service_call.py \
+	planning_collision/test/sim/test_scenario.py planning_collision/test/sim/test_simulation.py \
+	planning_collision/test/sim/test_plots.py planning_collision/test/test_service_call.py \
 	planning_collision/test/test_packaging.py planning_collision/test/ros/test_interfaces.py \
 	planning_collision/test/ros/test_collision_server.py::test_line_of_sight_matches_the_grid_core \
 	planning_collision/test/ros/test_orca_node.py::test_fleet_wide_and_per_robot_deployments_cross_without_collision \

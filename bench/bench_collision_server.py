@@ -24,8 +24,8 @@ from array import array
 import numpy as np
 from machine import machine_header  # bench/machine.py
 
-from planning_collision import processes
 from planning_collision.common.work_sharing import available_threads
+from planning_collision.ros import processes
 from planning_collision.ros.collision_server_parameters import PARAMETERS
 
 # The big-map publisher (--publish-big-maps) is started by this script in the ROS environment

@@ -28,7 +28,7 @@ import time
 
 from machine import machine_header  # bench/machine.py
 
-from planning_collision import processes
+from planning_collision.ros import processes
 
 # The odometry source (--source) is started by this script in the ROS environment it chose;
 # only the measuring process picks a domain of its own.

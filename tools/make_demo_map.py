@@ -170,8 +170,8 @@ free_thresh: 0.196
 
 def main() -> int:
     from planning_collision.grid.map_file import load_map_file
-    from planning_collision.scenario import load_scenario
-    from planning_collision.simulation import layout_problems, obstacle_shapes
+    from planning_collision.sim.scenario import load_scenario
+    from planning_collision.sim.simulation import layout_problems, obstacle_shapes
 
     image, origin = occupancy()
     maps, scenarios = ROOT / "maps", ROOT / "scenarios"

@@ -13,7 +13,7 @@ import pytest
 # runs with --import-mode=importlib, which does not put test folders on sys.path.
 sys.path.insert(0, str(Path(__file__).parent))
 
-from planning_collision import processes
+from planning_collision.ros import processes
 
 DOMAIN_ID = processes.pick_domain_id()
 processes.apply_network_rule(DOMAIN_ID)

@@ -1,7 +1,7 @@
 """fleet_sim: a kinematic simulator for a scenario's robots, with odometry, commands and a
 collision referee.
 
-A thin adapter around :class:`planning_collision.simulation.FleetSimulation`: every robot of the
+A thin adapter around :class:`planning_collision.sim.simulation.FleetSimulation`: every robot of the
 scenario gets a namespace of its own name; ORCA robots follow ``<name>/cmd_vel`` (body frame,
 geometry_msgs/TwistStamped or Twist); every robot, people included, publishes
 ``<name>/odom`` (nav_msgs/Odometry, twist in the body frame as REP-105 asks) at ``rate_hz``.
@@ -44,8 +44,8 @@ from rclpy.node import Node
 from visualization_msgs.msg import Marker, MarkerArray
 
 from planning_collision.grid.map_file import load_map_file
-from planning_collision.scenario import Scenario, load_scenario
-from planning_collision.simulation import MAP_ID, FleetSimulation, layout_problems
+from planning_collision.sim.scenario import Scenario, load_scenario
+from planning_collision.sim.simulation import MAP_ID, FleetSimulation, layout_problems
 
 from . import markers
 from .fleet_sim_sensors import PARAMETERS as SENSOR_PARAMETERS

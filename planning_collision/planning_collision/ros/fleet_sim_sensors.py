@@ -21,7 +21,7 @@ from nav_msgs.msg import Odometry
 from tf2_msgs.msg import TFMessage
 
 from planning_collision.common import se2
-from planning_collision.simulation import FleetSimulation, SimulatedLocalizer, add_noise
+from planning_collision.sim.simulation import FleetSimulation, SimulatedLocalizer, add_noise
 
 from .parameters import Param
 

@@ -24,7 +24,7 @@ from nav_msgs.msg import OccupancyGrid
 from rclpy.node import Node
 
 from planning_collision.grid.map_file import MapFile, load_map_file
-from planning_collision.scenario import (
+from planning_collision.sim.scenario import (
     BoxObstacle,
     CircleObstacle,
     PolygonObstacle,

@@ -26,7 +26,7 @@ from planning_collision.fleet import (
     FleetController,
     FleetSettings,
 )
-from planning_collision.scenario import NAME_PATTERN
+from planning_collision.sim.scenario import NAME_PATTERN
 
 from .lifecycle import AUTOSTART
 from .parameters import Param, ParameterError, declare, relative_topic

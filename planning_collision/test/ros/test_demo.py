@@ -1,4 +1,4 @@
-"""The README's first command, end to end: ``python -m planning_collision.demo`` starts the four
+"""The README's first command, end to end: ``python -m planning_collision.sim.demo`` starts the four
 nodes over loopback DDS, every robot arrives without a contact, all five collision services
 answer, and the pictures are written. It runs on a cold numba cache (an empty
 NUMBA_CACHE_DIR), as the first start after a colcon build without the warmup script: the
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from planning_collision import processes
-from planning_collision.scenario import load_scenario
+from planning_collision.ros import processes
+from planning_collision.sim.scenario import load_scenario
 
 SERVICES = ("check_line_of_sight", "check_lines_of_sight", "check_collision", "check_path",
             "compute_distance")
@@ -25,7 +25,7 @@ def test_the_demo_runs_the_fleet_to_its_goals_without_contact(tmp_path, domain_i
     env = processes.ros_environment(domain_id)
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cold-numba-cache")
     result = subprocess.run(
-        [sys.executable, "-m", "planning_collision.demo", "--output", str(tmp_path)],
+        [sys.executable, "-m", "planning_collision.sim.demo", "--output", str(tmp_path)],
         env=env, capture_output=True, text=True, timeout=600)
     out = result.stdout
     assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]

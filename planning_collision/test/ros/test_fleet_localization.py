@@ -20,7 +20,7 @@ import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 from ros_clients import Client, close_then_stop
 
-from planning_collision.processes import RosProcess, config_file, node_command
+from planning_collision.ros.processes import RosProcess, config_file, node_command
 from planning_collision_interfaces.msg import OrcaStatus
 
 ORCA = "planning_collision.ros.orca_node"

@@ -20,8 +20,8 @@ from nav_msgs.msg import Odometry
 from ros_clients import close_then_stop
 from visualization_msgs.msg import Marker, MarkerArray
 
-from planning_collision.processes import RosProcess, config_file, node_command
 from planning_collision.ros.conversions import yaw_of
+from planning_collision.ros.processes import RosProcess, config_file, node_command
 
 MODULE = "planning_collision.ros.fleet_sim"
 RATE = 20.0  # commands per second sent by the tests

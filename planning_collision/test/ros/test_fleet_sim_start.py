@@ -15,7 +15,7 @@ from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from ros_clients import close_then_stop
 
-from planning_collision.processes import RosProcess, config_file, node_command
+from planning_collision.ros.processes import RosProcess, config_file, node_command
 
 SCENARIO = {
     "robot_defaults": {"radius": 0.25, "max_speed": 1.0},

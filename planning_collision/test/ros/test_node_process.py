@@ -12,7 +12,7 @@ import time
 import pytest
 from rcl_interfaces.srv import GetParameters
 
-from planning_collision import processes
+from planning_collision.ros import processes
 
 PARAMS = """\
 /**/collision_server:

@@ -25,9 +25,9 @@ from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.parameter import Parameter
 from ros_clients import close_then_stop
 
-from planning_collision.processes import RosProcess, node_command
 from planning_collision.ros.collision_server import CollisionServer
 from planning_collision.ros.orca_node import OrcaNode
+from planning_collision.ros.processes import RosProcess, node_command
 from planning_collision.ros.type_registration import (
     MESSAGE_TYPES,
     SERVICE_TYPES,

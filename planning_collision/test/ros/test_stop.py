@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from planning_collision import processes
+from planning_collision.ros import processes
 
 DEADLINE = 3.0  # seconds from the first signal to the end of the process
 SWAP_ROOM = str(processes.config_file("scenarios/swap_room.yaml"))

@@ -7,8 +7,8 @@ import pytest
 from PIL import Image
 
 from planning_collision.grid import GridMap
-from planning_collision.plots import HalfPlaneFrame, animate_halfplanes, plot_trajectories
-from planning_collision.scenario import parse_scenario
+from planning_collision.sim.plots import HalfPlaneFrame, animate_halfplanes, plot_trajectories
+from planning_collision.sim.scenario import parse_scenario
 
 SCENARIO = parse_scenario({
     "obstacles": [{"id": "block", "polygon": [[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5],

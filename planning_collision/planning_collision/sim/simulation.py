@@ -1,12 +1,12 @@
 """The fleet simulator's core: kinematics, contacts, arrivals and trajectories (no ROS).
 
-:class:`FleetSimulation` advances every robot of a :class:`~planning_collision.scenario.Scenario`
-by a fixed step. ORCA robots follow their latest velocity command (body frame, clamped to the
-robot's ``max_speed``, optionally rate-limited, dropped to zero once older than the command
-timeout); non-ORCA agents (people) walk straight to their goal at ``max_speed``. Both drives
-integrate the body twist exactly over the step (the SE(2) exponential): a unicycle follows the
-exact arc, a holonomic robot that does not turn moves by its velocity rotated into the global
-frame.
+:class:`FleetSimulation` advances every robot of a
+:class:`~planning_collision.sim.scenario.Scenario` by a fixed step. ORCA robots follow their
+latest velocity command (body frame, clamped to the robot's ``max_speed``, optionally rate-
+limited, dropped to zero once older than the command timeout); non-ORCA agents (people) walk
+straight to their goal at ``max_speed``. Both drives integrate the body twist exactly over the
+step (the SE(2) exponential): a unicycle follows the exact arc, a holonomic robot that does not
+turn moves by its velocity rotated into the global frame.
 
 :class:`ContactMonitor` finds the contacts of one configuration: robot against robot (centre
 distance below the sum of the radii by more than ``CONTACT_SLACK``), robot against an obstacle
@@ -30,7 +30,7 @@ from planning_collision.common import se2
 from planning_collision.geometry import ConvexShape, ObstacleSet, decompose
 from planning_collision.geometry.batch import signed_distance_batch
 from planning_collision.grid import GridMap, footprint_collides
-from planning_collision.scenario import (
+from planning_collision.sim.scenario import (
     RESERVED_ID,
     BoxObstacle,
     CircleObstacle,

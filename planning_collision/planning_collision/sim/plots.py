@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .geometry import ConvexShape
-from .geometry.outline import outline
-from .grid import GridMap
+from ..geometry import ConvexShape
+from ..geometry.outline import outline
+from ..grid import GridMap
 from .scenario import BoxObstacle, CircleObstacle, PolygonObstacle, Scenario
 
 

@@ -9,7 +9,7 @@ writes a PNG of the trajectories and a GIF of one robot's ORCA half-planes. Exit
 every robot arrived without a collision, 1 on any collision, 2 when robots did not arrive or a
 process failed.
 
-    python -m planning_collision.demo [--scenario FILE] [--output DIR] [--robot NAME]
+    python -m planning_collision.sim.demo [--scenario FILE] [--output DIR] [--robot NAME]
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import processes
-from .grid.map_file import load_map_file
+from ..grid.map_file import load_map_file
+from ..ros import processes
+from ..ros.service_call import call_service
 from .plots import HalfPlaneFrame, animate_halfplanes, plot_trajectories
-from .ros.service_call import call_service
 from .scenario import Scenario, load_scenario
 
 NODES = ("map_publisher", "collision_server", "fleet_sim", "orca_node")

@@ -15,8 +15,8 @@ from shapely.geometry import LineString, Point, Polygon, box
 from shapely.ops import unary_union
 
 from planning_collision.grid.map_file import load_map_file
-from planning_collision.processes import share_directory
-from planning_collision.scenario import (
+from planning_collision.ros.processes import share_directory
+from planning_collision.sim.scenario import (
     BoxObstacle,
     CircleObstacle,
     Noise,
@@ -24,7 +24,7 @@ from planning_collision.scenario import (
     load_scenario,
     parse_scenario,
 )
-from planning_collision.simulation import layout_problems
+from planning_collision.sim.simulation import layout_problems
 
 MAP_YAML = "image: tiny.pgm\nresolution: 0.1\norigin: [0.0, 0.0, 0.0]\n"
 L_SHAPE = [[0.0, 0.0], [2.0, 0.0], [2.0, 0.5], [0.5, 0.5], [0.5, 2.0], [0.0, 2.0]]

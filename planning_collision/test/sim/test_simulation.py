@@ -12,8 +12,8 @@ from shapely.geometry import Point, Polygon
 
 from planning_collision.common import se2
 from planning_collision.grid import GridMap
-from planning_collision.scenario import Noise, parse_scenario
-from planning_collision.simulation import (
+from planning_collision.sim.scenario import Noise, parse_scenario
+from planning_collision.sim.simulation import (
     ContactMonitor,
     FleetSimulation,
     SimulatedLocalizer,

@@ -41,7 +41,7 @@ def share_directory() -> Path:
             pass
     except ImportError:
         pass
-    source = Path(__file__).resolve().parents[1]
+    source = Path(__file__).resolve().parents[2]
     if (source / "config").is_dir():
         return source
     raise FileNotFoundError(f"cannot find the share directory of {PACKAGE}")

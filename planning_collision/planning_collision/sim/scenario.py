@@ -28,7 +28,7 @@ true) marks a non-ORCA agent, e.g. a person: the simulator walks it straight to 
 silently ignored. Obstacle ids and robot names must differ from each other and from ``map``
 (collision reports use them as names). Whether robots start clear of each other and of the
 obstacles is not checked here (that needs the map): see
-:func:`planning_collision.simulation.layout_problems`.
+:func:`planning_collision.sim.simulation.layout_problems`.
 """
 
 from __future__ import annotations
