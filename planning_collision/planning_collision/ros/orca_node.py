@@ -23,7 +23,6 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from visualization_msgs.msg import MarkerArray
 
@@ -41,12 +40,12 @@ from .orca_parameters import (
     declare_agents,
     requested_changes,
 )
-from .orca_status import status_message
+from .orca_status import PhaseTimes, status_message
 from .parameters import ParameterError, declare
 from .pose_sources import subscribe_pose_sources
 from .qos import LATEST, RELIABLE, latched_or_volatile
 from .resubscribe import Resubscriber
-from .run import run_node
+from .run import events_executor, run_node
 
 WARN_PERIOD = 5.0
 
@@ -87,6 +86,7 @@ class OrcaNode(ManagedNode):
                                                 f"{name}/{p.cmd_vel_out_topic}", RELIABLE)
                           for name in names[:k]]
         self._status_pub = self.create_publisher(OrcaStatus, "orca/status", 10)
+        self._phases = PhaseTimes()
         self._marker_pub = self.create_publisher(MarkerArray, "orca/markers", 50)
         self._raw_markers = codecs.raw_markers
         self._odometry = Resubscriber(self, self._warn)
@@ -192,6 +192,7 @@ class OrcaNode(ManagedNode):
             self._warn("warming-up", "kernels warming up: commanding zero velocity")
             return
         started, now = time.perf_counter(), self._now()
+        self._phases.start()
         self._step_starts.append(now)
         while self._step_starts[0] <= now - 1.0:
             self._step_starts.popleft()
@@ -205,6 +206,7 @@ class OrcaNode(ManagedNode):
             self.set_parameters(following)
         try:
             self._refresh_inputs()
+            self._phases.mark("inputs")
             step = self.fleet.step(now, self._obstacles.current, want_lines=want_markers or (
                 want_status and p.publish_orca_lines))
             commands = step.commands
@@ -212,7 +214,9 @@ class OrcaNode(ManagedNode):
             self.get_logger().error(f"step failed, commanding zero velocity: {exc}",
                                     throttle_duration_sec=5.0)
             commands = np.zeros((k, 3))
+        self._phases.mark("controller")
         self._publish(lambda: self._publish_commands(commands), "commands")
+        self._phases.mark("commands")
         if step is None:
             return
         for event in step.events:  # "received" is news; going stale is a warning
@@ -223,9 +227,13 @@ class OrcaNode(ManagedNode):
         stamp = self.get_clock().now().to_msg()
         if want_status:
             self._publish(lambda: self._publish_status(step, stamp, started), "status")
+        self._phases.mark("status")
         if want_markers:
             self._markers_due = now + 1.0 / min(p.marker_rate_hz, p.rate_hz) - 0.5 / p.rate_hz
             self._publish(lambda: self._publish_markers(step, stamp), "markers")
+        self._phases.mark("markers")
+        if (summary := self._phases.end_step()) is not None:
+            self.get_logger().debug(summary)
 
     def _publish(self, publish, what: str) -> None:
         """Publish one output; an error is logged and never reaches the other outputs."""
@@ -279,19 +287,9 @@ class OrcaNode(ManagedNode):
             self._obstacles.close()
 
 
-def make_executor(node=None):
-    """rclpy's EventsExecutor (much less overhead per message with hundreds of
-    subscriptions), or a SingleThreadedExecutor where this rclpy has none."""
-    try:
-        from rclpy.experimental import EventsExecutor
-    except ImportError:
-        return SingleThreadedExecutor()
-    return EventsExecutor()
-
-
 def main(args=None) -> int:
-    """Spin an OrcaNode until SIGINT or SIGTERM, on :func:`make_executor`'s executor."""
-    return run_node(OrcaNode, args, make_executor=make_executor)
+    """Spin an OrcaNode until SIGINT or SIGTERM, on rclpy's EventsExecutor where it exists."""
+    return run_node(OrcaNode, args, make_executor=events_executor)
 
 
 if __name__ == "__main__":

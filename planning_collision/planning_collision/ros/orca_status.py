@@ -1,6 +1,9 @@
-"""orca/status (planning_collision_interfaces/OrcaStatus) from one fleet step."""
+"""orca/status (planning_collision_interfaces/OrcaStatus) from one fleet step, and where the
+steps spend their time (orca_node's debug log)."""
 
 from __future__ import annotations
+
+import time
 
 from geometry_msgs.msg import Point, Vector3
 
@@ -29,3 +32,35 @@ def status_message(step, names, with_lines: bool) -> OrcaStatus:
             st.orca_line_directions = [Vector3(x=x, y=y) for x, y in per_agent[i][1].tolist()]
         agents.append(st)
     return OrcaStatus(agents=agents)
+
+
+class PhaseTimes:
+    """Time per step spent in each phase of orca_node's step, summed over ``every`` steps:
+    :meth:`mark` ends a phase; :meth:`end_step` returns the summary line every ``every``
+    steps (else None)."""
+
+    PHASES = ("inputs", "controller", "commands", "status", "markers")
+
+    def __init__(self, every: int = 100):
+        self.every = every
+        self.totals = dict.fromkeys(self.PHASES, 0.0)
+        self.steps = 0
+        self._last = time.perf_counter()
+
+    def start(self) -> None:
+        self._last = time.perf_counter()
+
+    def mark(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.totals[phase] += now - self._last
+        self._last = now
+
+    def end_step(self) -> str | None:
+        self.steps += 1
+        if self.steps < self.every:
+            return None
+        text = ", ".join(f"{name} {total * 1e3 / self.steps:.2f}"
+                         for name, total in self.totals.items())
+        self.totals = dict.fromkeys(self.PHASES, 0.0)
+        steps, self.steps = self.steps, 0
+        return f"ms per step over {steps} steps: {text}"

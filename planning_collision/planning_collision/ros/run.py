@@ -53,6 +53,7 @@ from rclpy.executors import (
     Executor,
     MultiThreadedExecutor,
     ShutdownException,
+    SingleThreadedExecutor,
     TimeoutException,
 )
 from rclpy.node import Node
@@ -338,6 +339,16 @@ class NodeExecutor(MultiThreadedExecutor):
         futures = [future for _, future in self._pending if not future.cancelled()]
         _, running = concurrent.futures.wait(futures, timeout=timeout)
         return not running
+
+
+def events_executor(node: Node | None = None) -> Executor:
+    """rclpy's EventsExecutor (much less overhead per message with hundreds of
+    subscriptions, as orca_node has), or a SingleThreadedExecutor where this rclpy has none."""
+    try:
+        from rclpy.experimental import EventsExecutor
+    except ImportError:
+        return SingleThreadedExecutor()
+    return EventsExecutor()
 
 
 def run_node(
