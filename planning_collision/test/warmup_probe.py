@@ -24,15 +24,20 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 import {package} as package
+import planning_collision.common as common
 
 
 def signatures():
+    """Kernels of the package ("module.name") and of the shared floor ("common.module.name"),
+    which the package's kernels and API use."""
     found = {{}}
-    for info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"{{package.__name__}}.{{info.name}}")
-        for name, obj in vars(module).items():
-            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == module.__name__:
-                found[f"{{info.name}}.{{name}}"] = sorted(str(s) for s in obj.signatures)
+    for pkg, prefix in ((package, ""), (common, "common.")):
+        for info in pkgutil.iter_modules(pkg.__path__):
+            module = importlib.import_module(f"{{pkg.__name__}}.{{info.name}}")
+            for name, obj in vars(module).items():
+                if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == module.__name__:
+                    found[f"{{prefix}}{{info.name}}.{{name}}"] = sorted(str(s)
+                                                                  for s in obj.signatures)
     return found
 
 '''

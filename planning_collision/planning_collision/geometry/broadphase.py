@@ -20,8 +20,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from planning_collision.common.sorting import argsort_into
+
 from .buffers import grow_int, head_int
-from .sorting import argsort_into
 
 _STACK = 128  # > 2 * max depth of a median-split tree over < 2**63 items
 

@@ -32,26 +32,17 @@ from fractions import Fraction
 import numpy as np
 from numba import njit
 
-from .hull import convex_hull
+from planning_collision.common.hull import convex_hull
+from planning_collision.common.predicates import orient, segments_meet
+
 from .shapes import ConvexShape, as_points
 
 _NONE = -1
 
 
 @njit(cache=True)
-def _orient(ax, ay, bx, by, cx, cy):
-    return (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
-
-
-@njit(cache=True)
 def _turn(p, a, b, c):
-    return _orient(p[a, 0], p[a, 1], p[b, 0], p[b, 1], p[c, 0], p[c, 1])
-
-
-@njit(cache=True)
-def _on_segment(ax, ay, bx, by, px, py):
-    """p is collinear with a-b (checked by the caller): is it within the segment's box?"""
-    return min(ax, bx) <= px <= max(ax, bx) and min(ay, by) <= py <= max(ay, by)
+    return orient(p[a, 0], p[a, 1], p[b, 0], p[b, 1], p[c, 0], p[c, 1])
 
 
 @njit(cache=True)
@@ -60,25 +51,8 @@ def _segments_meet(p, i, j):
     n = p.shape[0]
     i2 = (i + 1) % n
     j2 = (j + 1) % n
-    ax, ay, bx, by = p[i, 0], p[i, 1], p[i2, 0], p[i2, 1]
-    cx, cy, dx, dy = p[j, 0], p[j, 1], p[j2, 0], p[j2, 1]
-    o1 = _orient(ax, ay, bx, by, cx, cy)
-    o2 = _orient(ax, ay, bx, by, dx, dy)
-    o3 = _orient(cx, cy, dx, dy, ax, ay)
-    o4 = _orient(cx, cy, dx, dy, bx, by)
-    if ((o1 > 0 and o2 < 0) or (o1 < 0 and o2 > 0)) and (
-        (o3 > 0 and o4 < 0) or (o3 < 0 and o4 > 0)
-    ):
-        return True
-    if o1 == 0 and _on_segment(ax, ay, bx, by, cx, cy):
-        return True
-    if o2 == 0 and _on_segment(ax, ay, bx, by, dx, dy):
-        return True
-    if o3 == 0 and _on_segment(cx, cy, dx, dy, ax, ay):
-        return True
-    if o4 == 0 and _on_segment(cx, cy, dx, dy, bx, by):
-        return True
-    return False
+    return segments_meet(p[i, 0], p[i, 1], p[i2, 0], p[i2, 1],
+                         p[j, 0], p[j, 1], p[j2, 0], p[j2, 1])
 
 
 # --------------------------------------------------------------------------------- treap
@@ -249,9 +223,9 @@ def _first_crossing(p, lo, hi, events):
             ay = p[lo[s], 1]
             bx = p[hi[s], 0]
             by = p[hi[s], 1]
-            o = _orient(ax, ay, bx, by, qx, qy)
+            o = orient(ax, ay, bx, by, qx, qy)
             if o == 0.0:
-                o = _orient(ax, ay, bx, by, rx, ry)
+                o = orient(ax, ay, bx, by, rx, ry)
             if o == 0.0:
                 o = float(e - s)  # collinear: any consistent order (they meet)
             at = s

@@ -33,9 +33,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from planning_collision.common.hull import convex_hull_into, is_convex_ccw
+
 from .distance import core_distance, inflate
 from .gjk import SEPARATED, argmin_dot
-from .hull import convex_hull_into, is_convex_ccw
 from .shapes import check_shape
 from .tolerances import EPS, TOUCH_REL
 

@@ -40,10 +40,11 @@ import math
 import numpy as np
 from numba import njit
 
+from planning_collision.common.hull import is_convex_ccw
+
 from .distance import intersects_pair
 from .fast_trig import fast_sincos
 from .gjk import SEPARATED, gjk_core, pair_scale
-from .hull import is_convex_ccw
 from .penetration import penetration
 from .shapes import check_shape
 from .tolerances import BOX_SLACK_REL, TOUCH_REL

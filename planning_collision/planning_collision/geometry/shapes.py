@@ -22,25 +22,16 @@ import math
 
 import numpy as np
 
-from .hull import convex_hull
+from planning_collision.common.checks import check_magnitude, float_points
+from planning_collision.common.hull import convex_hull
+
 from .tolerances import CONVEX_SIN_TOL, MAX_COORD
 
 
 def as_points(points, name="points"):
-    """Return ``points`` as a finite, C-contiguous (K, 2) float64 array with K >= 1."""
-    try:
-        arr = np.asarray(points, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric, got {type(points).__name__}") from exc
-    if arr.ndim != 2 or arr.shape[1] != 2:
-        raise ValueError(f"{name} must have shape (K, 2), got {arr.shape}")
-    if arr.shape[0] == 0:
-        raise ValueError(f"{name} is empty: a shape needs at least one point")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or inf")
-    if np.abs(arr).max() > MAX_COORD:
-        raise ValueError(f"{name} has a coordinate beyond +-{MAX_COORD:g}")
-    return np.ascontiguousarray(arr)
+    """Return ``points`` as a finite, C-contiguous (K, 2) float64 array with K >= 1, within
+    ``MAX_COORD`` (:func:`planning_collision.common.checks.float_points`)."""
+    return float_points(points, name, min_rows=1, limit=MAX_COORD)
 
 
 def as_vector(value, name):
@@ -53,8 +44,7 @@ def as_vector(value, name):
         raise ValueError(f"{name} must have shape (2,), got {arr.shape}")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf")
-    if np.abs(arr).max() > MAX_COORD:
-        raise ValueError(f"{name} has a coordinate beyond +-{MAX_COORD:g}")
+    check_magnitude(arr, name, MAX_COORD)
     return arr
 
 

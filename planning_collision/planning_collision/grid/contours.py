@@ -28,6 +28,8 @@ import math
 import numba
 import numpy as np
 
+from planning_collision.common.predicates import orient, segments_meet
+
 from .gridmap import GridMap
 from .validation import finite_float
 
@@ -271,40 +273,6 @@ def _segments(starts, keep):
 
 
 @numba.njit(cache=True)
-def _orient(ax, ay, bx, by, cx, cy):
-    v = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
-    if v > 0.0:
-        return 1
-    if v < 0.0:
-        return -1
-    return 0
-
-
-@numba.njit(cache=True)
-def _on_segment(ax, ay, bx, by, px, py):
-    return min(ax, bx) <= px <= max(ax, bx) and min(ay, by) <= py <= max(ay, by)
-
-
-@numba.njit(cache=True)
-def _segments_touch(ax, ay, bx, by, cx, cy, dx, dy):
-    o1 = _orient(ax, ay, bx, by, cx, cy)
-    o2 = _orient(ax, ay, bx, by, dx, dy)
-    o3 = _orient(cx, cy, dx, dy, ax, ay)
-    o4 = _orient(cx, cy, dx, dy, bx, by)
-    if o1 * o2 < 0 and o3 * o4 < 0:
-        return True
-    if o1 == 0 and _on_segment(ax, ay, bx, by, cx, cy):
-        return True
-    if o2 == 0 and _on_segment(ax, ay, bx, by, dx, dy):
-        return True
-    if o3 == 0 and _on_segment(cx, cy, dx, dy, ax, ay):
-        return True
-    if o4 == 0 and _on_segment(cx, cy, dx, dy, bx, by):
-        return True
-    return False
-
-
-@numba.njit(cache=True)
 def _endpoints(xs, ys, starts, seg):
     base = starts[seg[0]]
     n = starts[seg[0] + 1] - base
@@ -329,14 +297,14 @@ def _conflict(xs, ys, starts, s, t):
         if s_b == t_a and s_a == t_b:  # a two-segment ring: always degenerate
             return True
         if s_b == t_a:  # t follows s: only a fold back along s is a conflict
-            return _orient(ax, ay, bx, by, dx, dy) == 0 and (
+            return orient(ax, ay, bx, by, dx, dy) == 0 and (
                 (ax - bx) * (dx - bx) + (ay - by) * (dy - by) > 0.0
             )
         if t_b == s_a:
-            return _orient(cx, cy, dx, dy, bx, by) == 0 and (
+            return orient(cx, cy, dx, dy, bx, by) == 0 and (
                 (cx - dx) * (bx - dx) + (cy - dy) * (by - dy) > 0.0
             )
-    return _segments_touch(ax, ay, bx, by, cx, cy, dx, dy)
+    return segments_meet(ax, ay, bx, by, cx, cy, dx, dy)
 
 
 @numba.njit(cache=True)

@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from planning_collision.common.hull import convex_hull
 from planning_collision.common.work_sharing import share_rows, threads_for
 
 from .gridmap import GridMap
@@ -58,35 +59,16 @@ class MapFrame(NamedTuple):
 
 
 # ---------------------------------------------------------------------- shape handling
-def _cross(o, a, b) -> float:
-    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-
 def convex_hull_ccw(points) -> np.ndarray:
-    """Convex hull (M, 2) of points, counter-clockwise, without collinear or repeated points.
+    """Convex hull (M, 2) of points, counter-clockwise, without collinear or repeated points
+    (:func:`planning_collision.common.hull.convex_hull`, after the footprint's checks).
 
     M is 1 for coincident points, 2 for collinear ones, >= 3 otherwise.
     """
     pts = float_points(points, "footprint points")
     if pts.ndim != 2 or pts.shape[0] < 1:
         raise ValueError(f"footprint points must have shape (K, 2) with K >= 1, got {pts.shape}")
-    uniq = sorted({(float(x), float(y)) for x, y in pts})
-    if len(uniq) <= 2:
-        return np.array(uniq, dtype=np.float64)
-    lower: list[tuple[float, float]] = []
-    for p in uniq:
-        while len(lower) >= 2 and _cross(lower[-2], lower[-1], p) <= 0:
-            lower.pop()
-        lower.append(p)
-    upper: list[tuple[float, float]] = []
-    for p in reversed(uniq):
-        while len(upper) >= 2 and _cross(upper[-2], upper[-1], p) <= 0:
-            upper.pop()
-        upper.append(p)
-    hull = lower[:-1] + upper[:-1]
-    if len(hull) < 2:  # all collinear: the chains collapse to the two extremes
-        hull = [uniq[0], uniq[-1]]
-    return np.array(hull, dtype=np.float64)
+    return convex_hull(np.ascontiguousarray(pts, dtype=np.float64))
 
 
 def footprint_arrays(shape) -> tuple[np.ndarray, float]:

@@ -326,7 +326,7 @@ def _xy(point, name: str) -> tuple[float, float]:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be an (x, y) pair of numbers, got {point!r}") from exc
     if not (math.isfinite(x) and math.isfinite(y)):
-        raise ValueError(f"{name} contains NaN or inf coordinates")
+        raise ValueError(f"{name} contains NaN or inf")
     return x, y
 
 

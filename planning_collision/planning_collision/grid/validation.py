@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from planning_collision.common import checks
+
 #: Largest cell coordinate magnitude accepted by the line-of-sight kernels. Beyond it the
 #: exact integer arithmetic of the traversals (products of two coordinate differences)
 #: could overflow int64. 2**29 cells is 26,000 km at 5 cm resolution.
@@ -42,16 +44,9 @@ def finite_float(value, name: str) -> float:
 
 
 def float_points(points, name: str, width: int = 2) -> np.ndarray:
-    """Points as a float64 array of shape (..., width), finite, C-contiguous and writable."""
-    try:
-        arr = np.asarray(points, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric, got {points!r}") from exc
-    if arr.ndim == 0 or arr.shape[-1] != width:
-        raise ValueError(f"{name} must have shape (..., {width}), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or inf coordinates")
-    return np.require(arr, dtype=np.float64, requirements=["C", "W"])
+    """Points as a float64 array of shape (..., width), finite, C-contiguous and writable
+    (:func:`planning_collision.common.checks.float_points`)."""
+    return checks.float_points(points, name, width=width, any_leading=True)
 
 
 def cell_points(cells, name: str) -> np.ndarray:
@@ -69,10 +64,10 @@ def cell_points(cells, name: str) -> np.ndarray:
     ):
         raise ValueError(f"{name} must be integer cell coordinates, got dtype {arr.dtype}")
     if arr.ndim == 0 or arr.shape[-1] != 2:
-        raise ValueError(f"{name} must have shape (..., 2), got shape {arr.shape}")
+        raise ValueError(f"{name} must have shape (..., 2), got {arr.shape}")
     if np.issubdtype(arr.dtype, np.floating):
         if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} contains NaN or inf coordinates")
+            raise ValueError(f"{name} contains NaN or inf")
         if np.any(arr != np.round(arr)):
             raise ValueError(f"{name} must hold whole cell indices, got fractional values")
         if arr.size and np.max(np.abs(arr)) > MAX_CELL_COORD:

@@ -28,6 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from planning_collision.common.hull import convex_hull
+
 from .validation import as_scalar
 from .velocities import ConstraintLines
 
@@ -128,31 +130,12 @@ def trackable_polygon(limits: DiffDriveLimits, vertices: int = 48) -> np.ndarray
     theta = np.linspace(-math.pi, math.pi, vertices, endpoint=False)
     radius = max_holonomic_speed(theta, limits)
     pts = np.column_stack([radius * np.cos(theta), radius * np.sin(theta)])
-    hull = _convex_hull(pts)
+    hull = convex_hull(np.ascontiguousarray(pts, dtype=np.float64))
     fine = np.linspace(-math.pi, math.pi, 4096, endpoint=False)
     allowed = max_holonomic_speed(fine, limits)
     reach = _radial_extent(hull, fine)
     scale = min(1.0, float(np.min(allowed / reach))) * 0.99
     return hull * scale
-
-
-def _convex_hull(points):
-    """Monotone-chain convex hull, counter-clockwise, without collinear points."""
-    pts = sorted(map(tuple, points))
-
-    def cross(o, a, b):
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-    lower, upper = [], []
-    for p in pts:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0.0:
-            lower.pop()
-        lower.append(p)
-    for p in reversed(pts):
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0.0:
-            upper.pop()
-        upper.append(p)
-    return np.array(lower[:-1] + upper[:-1])
 
 
 def _radial_extent(polygon, theta):

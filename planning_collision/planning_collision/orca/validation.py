@@ -17,6 +17,8 @@ argument named; the ROS node bounds what it measures before calling the core.
 
 import numpy as np
 
+from planning_collision.common.checks import check_magnitude, float_points
+
 #: Largest magnitude of any coordinate, velocity, length or speed (m, m/s), and of any time.
 MAX_MAGNITUDE = 1e9
 #: Smallest time (s) accepted for the time step, the time horizons and the overlap time.
@@ -27,25 +29,15 @@ TINY = 1e-100
 
 def _in_range(arr: np.ndarray, name: str) -> np.ndarray:
     """Refuse magnitudes beyond ``MAX_MAGNITUDE``; flush those below ``TINY`` to zero."""
-    magnitude = np.abs(arr)
-    if np.any(magnitude > MAX_MAGNITUDE):
-        raise ValueError(f"{name} has a value of magnitude {magnitude.max():.3g}, beyond "
-                         f"ORCA's working range of {MAX_MAGNITUDE:g}")
-    arr[magnitude < TINY] = 0.0
+    check_magnitude(arr, name, MAX_MAGNITUDE)
+    arr[np.abs(arr) < TINY] = 0.0
     return arr
 
 
 def as_points(value, name: str) -> np.ndarray:
-    """A finite float64 array of shape (K, 2) (a fresh, C-contiguous copy)."""
-    try:
-        arr = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric with shape (K, 2): {exc}") from None
-    if arr.ndim != 2 or arr.shape[1] != 2:
-        raise ValueError(f"{name} must have shape (K, 2), got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    return np.ascontiguousarray(_in_range(arr, name))
+    """A finite float64 array of shape (K, 2) within ORCA's working range (a fresh,
+    C-contiguous copy; :func:`planning_collision.common.checks.float_points`)."""
+    return _in_range(float_points(value, name, copy=True), name)
 
 
 def as_agent_points(value, n: int, name: str) -> np.ndarray:
@@ -65,7 +57,7 @@ def as_position(value, name: str) -> np.ndarray:
     if arr.shape != (2,):
         raise ValueError(f"{name} must have shape (2,), got {arr.shape}")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+        raise ValueError(f"{name} contains NaN or inf")
     return _in_range(arr, name)
 
 
@@ -85,7 +77,7 @@ def as_agent_values(value, n: int, name: str, *, minimum: float = 0.0,
     if arr.shape != (n,):
         raise ValueError(f"{name} must be a scalar or have shape ({n},), got {arr.shape}")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+        raise ValueError(f"{name} contains NaN or inf")
     _check_bounds(arr, name, minimum, strictly_positive or time, maximum, time)
     return np.ascontiguousarray(_in_range(arr, name))
 

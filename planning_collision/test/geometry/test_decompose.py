@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import shapely
 
+from planning_collision.common.hull import is_convex_ccw
 from planning_collision.geometry import ConvexShape, decompose, gjk_distance
-from planning_collision.geometry.hull import is_convex_ccw
 
 
 def check_exact(vertices, pieces):

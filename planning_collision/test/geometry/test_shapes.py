@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import shapely
 
+from planning_collision.common.hull import convex_hull, is_convex_ccw
 from planning_collision.geometry import ConvexShape
-from planning_collision.geometry.hull import convex_hull, is_convex_ccw
 
 
 def signed_area(p):

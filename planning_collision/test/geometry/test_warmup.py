@@ -85,7 +85,7 @@ ENTRY_POINTS = {
     "decompose._uncertain_orientations",
     "distance.distance_pair",
     "distance.intersects_pair",
-    "hull.convex_hull",
+    "common.hull.convex_hull",
     "obstacles._nearest_rows",
     "obstacles.shape_aabbs",
     "penetration.penetration_pair",
