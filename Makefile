@@ -76,9 +76,12 @@ $(VENV)/.stamp-interfaces: $(VENV)/.stamp-deps $(INTERFACE_SOURCES) $(TF2_MSGS_S
 		--config-settings=build-dir=build/skbuild-tf2-$(notdir $(VENV)) ./vendor/tf2_msgs
 	touch $@
 
+# The editable install writes planning_collision.egg-info into the source tree: one at a time
+# when both environments are set up at once (.ci/run does).
 $(VENV)/.stamp-package: $(VENV)/.stamp-interfaces planning_collision/setup.py planning_collision/setup.cfg
-	$(PIP) install -q --no-build-isolation --no-deps -e ./planning_collision \
-		--config-settings editable_mode=compat
+	mkdir -p build
+	flock build/.editable-install.lock $(PIP) install -q --no-build-isolation --no-deps \
+		-e ./planning_collision --config-settings editable_mode=compat
 	touch $@
 
 # Compile the numba kernels once, so no test, demo or node start waits for the compiler.

@@ -146,7 +146,7 @@ class Demo:
     def _close_node(self) -> None:
         """Destroy the demo's node; if the DDS teardown hangs, leave it behind (the run's
         results do not depend on it) and remember to end the process with os._exit."""
-        from .ros.run import close_within
+        from ..ros.run import close_within
 
         if not close_within(self.node, self.executor, 10.0):
             self.teardown_hung = True
