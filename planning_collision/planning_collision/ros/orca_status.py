@@ -35,14 +35,14 @@ def status_message(step, names, with_lines: bool) -> OrcaStatus:
 
 
 class PhaseTimes:
-    """Time per step spent in each phase of orca_node's step, summed over ``every`` steps:
-    :meth:`mark` ends a phase; :meth:`end_step` returns the summary line every ``every``
-    steps (else None)."""
+    """Time per step spent in each phase of orca_node's step, averaged over
+    ``steps_per_report`` steps: :meth:`mark` ends a phase; :meth:`end_step` returns the
+    summary line once per report (else None)."""
 
     PHASES = ("inputs", "controller", "commands", "status", "markers")
 
-    def __init__(self, every: int = 100):
-        self.every = every
+    def __init__(self, steps_per_report: int = 100):
+        self.steps_per_report = steps_per_report
         self.totals = dict.fromkeys(self.PHASES, 0.0)
         self.steps = 0
         self._last = time.perf_counter()
@@ -57,7 +57,7 @@ class PhaseTimes:
 
     def end_step(self) -> str | None:
         self.steps += 1
-        if self.steps < self.every:
+        if self.steps < self.steps_per_report:
             return None
         text = ", ".join(f"{name} {total * 1e3 / self.steps:.2f}"
                          for name, total in self.totals.items())

@@ -9,7 +9,7 @@ from planning_collision.ros.orca_status import PhaseTimes
 def test_phase_times_sum_each_phase_and_report_every_n_steps(monkeypatch):
     clock = [100.0]
     monkeypatch.setattr(orca_status.time, "perf_counter", lambda: clock[0])
-    phases = PhaseTimes(every=3)
+    phases = PhaseTimes(steps_per_report=3)
     lines = []
     for _ in range(7):
         phases.start()
