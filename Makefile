@@ -100,8 +100,19 @@ endif
 	$(PY) -m planning_collision.warmup
 	touch $@
 
+# The tests of the pure cores (no DDS, no processes of their own) run on every core with
+# pytest-xdist; the ROS tests, which start nodes and time what they do, one at a time. Both
+# parts always run; the target fails if either does.
+PURE_TESTS := planning_collision/test/common planning_collision/test/geometry \
+	planning_collision/test/grid planning_collision/test/orca planning_collision/test/fleet \
+	planning_collision/test/sim planning_collision/test/test_collision_world.py
+TEST_WORKERS ?= auto
+
 test: setup
-	$(VENV)/bin/pytest planning_collision/test
+	@status=0; \
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) $(PURE_TESTS) || status=1; \
+	$(VENV)/bin/pytest planning_collision/test $(addprefix --ignore=,$(PURE_TESTS)) || status=1; \
+	exit $$status
 
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -142,11 +153,7 @@ JAZZY_MAKE = $(MAKE) --no-print-directory VENV=$(JAZZY_VENV) REQ=requirements/ja
 # What CI runs there: the pure cores' tests, the interfaces, and one DDS round trip through
 # each node process (pytest fails on a node id that no longer exists).
 JAZZY_TESTS := \
-	planning_collision/test/geometry planning_collision/test/grid planning_collision/test/orca \
-	planning_collision/test/common planning_collision/test/fleet \
-	planning_collision/test/test_collision_world.py \
-	planning_collision/test/sim/test_scenario.py planning_collision/test/sim/test_simulation.py \
-	planning_collision/test/sim/test_plots.py planning_collision/test/test_service_call.py \
+	planning_collision/test/test_service_call.py \
 	planning_collision/test/test_packaging.py planning_collision/test/ros/test_interfaces.py \
 	planning_collision/test/ros/test_collision_server.py::test_line_of_sight_matches_the_grid_core \
 	planning_collision/test/ros/test_orca_node.py::test_fleet_wide_and_per_robot_deployments_cross_without_collision \
@@ -160,8 +167,13 @@ setup-jazzy:
 	@[ -n "$(JAZZY_PYTHON)" ] || { echo "no Python 3.12 found: make setup-jazzy JAZZY_PYTHON=/path/to/python3.12" >&2; exit 1; }
 	$(JAZZY_MAKE) setup
 
+# Every pure-core test (PURE_TESTS, on every core), then JAZZY_TESTS: one DDS round trip per
+# node and the packaging checks.
 test-jazzy: setup-jazzy
-	$(JAZZY_VENV)/bin/pytest $(JAZZY_TESTS) $(JAZZY_DESELECT)
+	@status=0; \
+	$(JAZZY_VENV)/bin/pytest -n $(TEST_WORKERS) $(PURE_TESTS) || status=1; \
+	$(JAZZY_VENV)/bin/pytest $(JAZZY_TESTS) $(JAZZY_DESELECT) || status=1; \
+	exit $$status
 
 colcon-jazzy: setup-jazzy
 	$(JAZZY_MAKE) colcon
