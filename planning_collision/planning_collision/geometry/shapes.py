@@ -67,6 +67,13 @@ def check_shape(shape, name):
         raise ValueError(f"{name} must be a ConvexShape, got {type(shape).__name__}")
 
 
+def check_convex_polygon(vertices, name="vertices"):
+    """Raise ValueError naming the defect unless ``vertices`` make a valid convex polygon
+    (what :meth:`ConvexShape.polygon` accepts); plain numpy, so it never waits for numba's
+    compiler (collision_server checks its footprint parameter with it at configure time)."""
+    _check_convex_polygon(as_points(vertices, name))
+
+
 def _check_convex_polygon(pts):
     """Validate a convex polygon (either winding); raise ValueError naming the defect."""
     n = pts.shape[0]

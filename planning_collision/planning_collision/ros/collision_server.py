@@ -50,7 +50,7 @@ from planning_collision_interfaces.srv import (
     ComputeDistance,
 )
 
-from .collision_server_parameters import PARAMETERS, default_footprint
+from .collision_server_parameters import PARAMETERS, check_footprint, default_footprint
 from .conversions import (
     RequestError,
     float64_field,
@@ -101,7 +101,11 @@ class CollisionServer(ManagedNode):
                 raise ParameterError(f"{name} must be >= 0, got {getattr(p, name)}")
         with self._swap:
             self._world = dataclasses.replace(self._world, threads=p.kernel_threads or None)
-        self.default_footprint = default_footprint(p)
+        # Checked now; built at the first request that needs it, once the kernels are ready
+        # (on a cold cache building it would compile numba kernels here, before the services
+        # exist).
+        check_footprint(p)
+        self.default_footprint: ConvexShape | None = None
         self._map_sub = self.create_subscription(
             OccupancyGrid, p.map_topic, self._on_map,
             latched_or_volatile(p.map_subscribe_transient_local),
@@ -194,8 +198,11 @@ class CollisionServer(ManagedNode):
                                f"{self.params.max_request_size}")
 
     def _footprint(self, msg) -> ConvexShape:
-        return self.default_footprint if shape_is_empty(msg) else shape_from_msg(msg,
-                                                                                 "footprint")
+        if shape_is_empty(msg):
+            if self.default_footprint is None:  # two threads may both build it: same shape
+                self.default_footprint = default_footprint(self.params)
+            return self.default_footprint
+        return shape_from_msg(msg, "footprint")
 
     # ------------------------------------------------------------------ services
     @answers(CheckLineOfSight)

@@ -13,6 +13,7 @@ import yaml
 
 from planning_collision import grid
 from planning_collision.geometry import ConvexShape
+from planning_collision.geometry.shapes import as_points, check_convex_polygon
 
 from .lifecycle import AUTOSTART
 from .parameters import Param, ParameterError
@@ -84,18 +85,33 @@ def parse_footprint(text: str, field: str = "footprint") -> np.ndarray | None:
     return points
 
 
-def default_footprint(p) -> ConvexShape:
-    """The footprint of the parameters (``footprint``, ``robot_radius``, padding)."""
+def check_footprint(p) -> None:
+    """ParameterError unless the parameters give a footprint (``footprint``, ``robot_radius``,
+    padding). Plain numpy: configure calls it while the kernels may still be compiling;
+    :func:`default_footprint` builds the shape once they are ready."""
     if p.footprint_padding < 0.0 or not math.isfinite(p.footprint_padding):
         raise ParameterError(f"footprint_padding must be >= 0, got {p.footprint_padding}")
     points = parse_footprint(p.footprint)
+    if points is None:
+        if not p.robot_radius > 0.0:
+            raise ParameterError(f"footprint is '[]' and robot_radius is "
+                                 f"{p.robot_radius}; one of them must give a shape")
+        return
     try:
-        if points is None:
-            if not p.robot_radius > 0.0:
-                raise ParameterError(f"footprint is '[]' and robot_radius is "
-                                     f"{p.robot_radius}; one of them must give a shape")
-            return ConvexShape.circle((0.0, 0.0), p.robot_radius + p.footprint_padding)
-        polygon = ConvexShape.polygon(points) if len(points) >= 3 else ConvexShape(points)
-        return ConvexShape(polygon.points, polygon.radius + p.footprint_padding)
+        if len(points) >= 3:
+            check_convex_polygon(points, "points")
+        else:
+            as_points(points, "points")
     except ValueError as exc:
         raise ParameterError(f"footprint: {exc}") from exc
+
+
+def default_footprint(p) -> ConvexShape:
+    """The footprint of the parameters (``footprint``, ``robot_radius``, padding), checked by
+    :func:`check_footprint` first."""
+    check_footprint(p)
+    points = parse_footprint(p.footprint)
+    if points is None:
+        return ConvexShape.circle((0.0, 0.0), p.robot_radius + p.footprint_padding)
+    polygon = ConvexShape.polygon(points) if len(points) >= 3 else ConvexShape(points)
+    return ConvexShape(polygon.points, polygon.radius + p.footprint_padding)

@@ -1,0 +1,71 @@
+"""collision_server's footprint parameters: checked at configure without numba (a cold cache
+must not hold the node before its services exist), built into a shape once serving."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from planning_collision.geometry import ConvexShape
+from planning_collision.ros.collision_server_parameters import check_footprint, default_footprint
+from planning_collision.ros.parameters import ParameterError
+
+
+def params(footprint="[[0.3, 0.2], [-0.3, 0.2], [-0.3, -0.2], [0.3, -0.2]]", robot_radius=0.0,
+           footprint_padding=0.0):
+    return SimpleNamespace(footprint=footprint, robot_radius=robot_radius,
+                           footprint_padding=footprint_padding)
+
+
+@pytest.mark.parametrize("p, problem", [
+    (params("[[0, 0], [1, 0], [0.2, 0.2], [0, 1]]"), "footprint: "),  # a reflex vertex
+    (params("[[0, 0], [1, 0], [nan, 1]]"), "footprint must be a list of finite"),
+    (params("[]", robot_radius=0.0), "one of them must give a shape"),
+    (params(footprint_padding=-0.1), "footprint_padding must be >= 0"),
+])
+def test_a_bad_footprint_is_refused_by_name(p, problem):
+    with pytest.raises(ParameterError, match=problem.replace("(", r"\(")):
+        check_footprint(p)
+    with pytest.raises(ParameterError):
+        default_footprint(p)
+
+
+def test_the_built_footprint_is_the_polygon_padded_or_the_disc():
+    shape = default_footprint(params(footprint_padding=0.05))
+    want = ConvexShape.polygon(np.array([[0.3, 0.2], [-0.3, 0.2], [-0.3, -0.2], [0.3, -0.2]]))
+    np.testing.assert_array_equal(shape.points, want.points)
+    assert shape.radius == 0.05
+    disc = default_footprint(params("[]", robot_radius=0.4, footprint_padding=0.1))
+    assert disc.points.shape == (1, 2) and disc.radius == pytest.approx(0.5)
+
+
+PROBE = """
+import importlib, pkgutil
+from types import SimpleNamespace
+from numba.core.registry import CPUDispatcher
+from planning_collision.ros.collision_server_parameters import check_footprint
+check_footprint(SimpleNamespace(footprint="[[0.3, 0.2], [-0.3, 0.2], [-0.3, -0.2], [0.3, -0.2]]",
+                                robot_radius=0.0, footprint_padding=0.0))
+compiled = []
+for core in ("common", "geometry", "grid"):
+    package = importlib.import_module("planning_collision." + core)
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(package.__name__ + "." + info.name)
+        for name, obj in vars(module).items():
+            if isinstance(obj, CPUDispatcher) and obj.signatures:
+                compiled.append(info.name + "." + name)
+print(sorted(set(compiled)))
+"""
+
+
+def test_checking_the_footprint_runs_no_numba_kernel():
+    """In a fresh interpreter (here every kernel is already compiled): checking the
+    parameters compiles or loads no kernel, so on a cold cache it costs no compile."""
+    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
