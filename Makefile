@@ -156,7 +156,7 @@ JAZZY_TESTS := \
 	planning_collision/test/test_service_call.py \
 	planning_collision/test/test_packaging.py planning_collision/test/ros/test_interfaces.py \
 	planning_collision/test/ros/test_collision_server.py::test_line_of_sight_matches_the_grid_core \
-	planning_collision/test/ros/test_orca_node.py::test_fleet_wide_and_per_robot_deployments_cross_without_collision \
+	planning_collision/test/ros/test_orca_node.py::test_twist_output_and_stale_odometry_stop_a_robot \
 	planning_collision/test/ros/test_fleet_sim.py::test_holonomic_robot_moves_forward_in_its_odometry_frame \
 	planning_collision/test/ros/test_map_publisher.py::test_a_late_subscriber_gets_the_latched_map_and_obstacles \
 	planning_collision/test/ros/test_lifecycle.py::test_collision_server_configure_activate_deactivate_cleanup

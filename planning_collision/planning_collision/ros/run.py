@@ -369,7 +369,7 @@ def run_node(
     global _guardian
     try:
         _guardian = StopGuardian(Path(sys.argv[0]).stem)
-    except OSError as exc:  # no process to spare: the in-process watchdog still holds
+    except (OSError, ValueError) as exc:  # no process to spare, or not the main thread
         print(f"no stop guardian: {exc}", file=sys.stderr)
     stop.install()
     node = executor = None

@@ -705,7 +705,7 @@ def test_map_swapped_while_queries_run_is_never_mixed(start_process, client, cli
                                         goal_x=np.full(n, 6.0), goal_y=ys)
     seen, seen_paths = set(), set()
     try:
-        for _ in range(40):
+        for _ in range(25):
             reply = client.call(CheckLinesOfSight, "/swap/check_lines_of_sight", request)
             assert reply.success, reply.message
             answers = set(reply.clear)
