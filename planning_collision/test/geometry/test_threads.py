@@ -119,17 +119,31 @@ def test_input_checks_are_shared_and_name_the_first_bad_row(pairs, monkeypatch):
     monkeypatch.setattr(batch_module, "share_rows", share_rows)
     many = 3 * batch_module.CHECKS_PER_THREAD
     points, counts, radii = (np.resize(side, (many, *side.shape[1:])) for side in pairs[:3])
-    gjk_distance_batch(points, counts, radii, points, counts, radii, threads=3)
-    checks = [c[1:] for c in calls if "_check_all_rows" in c[0]]
-    assert checks == [(many, 3), (many, 3)]
+    # the pair kernels check their rows in the same pass: one sharing per call, no other
+    for batch in (gjk_distance_batch, penetration_batch, signed_distance_batch):
+        calls.clear()
+        batch(points, counts, radii, points, counts, radii, threads=3)
+        assert [c[1:] for c in calls] == [(many, 3)]
     # a bad count in the last chunk, a bad radius earlier in another one: the radius is named
     counts[many - 5] = 0
     first = 2 * batch_module.CHECKS_PER_THREAD + 1
     radii[first] = -1.0
-    for threads in (1, 3):
-        with pytest.raises(ValueError, match=f"a row {first}: radius negative"):
-            gjk_distance_batch(points, counts, radii, points, np.ones(many, np.int64), 0.0,
-                               threads=threads)
+    ones = np.ones(many, np.int64)
+    for batch in (gjk_distance_batch, penetration_batch, signed_distance_batch):
+        for threads in (1, 3):
+            with pytest.raises(ValueError, match=f"a row {first}: radius negative"):
+                batch(points, counts, radii, points, ones, 0.0, threads=threads)
+            # side a is named before side b, even when b's bad row comes first
+            bad_b = np.array(radii)
+            bad_b[:] = 0.0
+            bad_b[3] = np.nan
+            with pytest.raises(ValueError, match=f"a row {first}: radius negative"):
+                batch(points, counts, radii, points, ones, bad_b, threads=threads)
+            with pytest.raises(ValueError, match="b row 3: radius negative"):
+                batch(points, ones, 0.0, points, ones, bad_b, threads=threads)
+            with pytest.raises(ValueError, match="b row 7: count out of range"):
+                batch(points, ones, 0.0, points, np.where(np.arange(many) == 7, 99, 1), 0.0,
+                      threads=threads)
 
 
 def test_small_batches_stay_on_the_calling_thread(pairs, monkeypatch):
