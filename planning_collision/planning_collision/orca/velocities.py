@@ -85,8 +85,7 @@ import numpy as np
 from .agent_threads import resolve_threads, run_in_chunks
 from .constants import DEFAULT_KEEP_APART_MARGIN, SPEED_TOLERANCE
 from .linear_program import solve_incremental, solve_least_violation
-from .neighbors import (AgentGrid, GridShape, build_grid, find_agent_neighbors,
-                        find_agents_within)
+from .neighbors import AgentGrid, GridShape, build_grid, find_agent_neighbors, find_agents_within
 from .obstacles import ObstacleTree, empty_obstacles, find_obstacle_neighbors
 from .orca_lines import agent_line, obstacle_lines, separation_line
 from .symmetry_breaking import perturbation
