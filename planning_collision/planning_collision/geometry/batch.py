@@ -208,7 +208,8 @@ def _pair(points_a, counts_a, radii_a, points_b, counts_b, radii_b):
 
 
 # The entry kernels take plain arrays (numba types a tuple argument in Python, which costs a
-# few microseconds per call, paid once per chunk) and name them again inside.
+# few microseconds per call, paid once per chunk) and name them again inside. They loop over
+# slices from 0: a loop from ``begin`` keeps the negative-index wrap-around of every lookup.
 @njit(cache=True, nogil=True)
 def distance_rows(pa, ca, ra, pb, cb, rb, distance, point_a, point_b, intersecting, normal,
                   begin, end, check):
@@ -218,26 +219,33 @@ def distance_rows(pa, ca, ra, pb, cb, rb, distance, point_a, point_b, intersecti
     With ``check``, each row is checked first and an invalid one is skipped (its outputs left
     unwritten); returns the chunk's :class:`BadRows`.
     """
-    a = ShapeBatch(pa, ca, ra)
-    b = ShapeBatch(pb, cb, rb)
+    rows = slice(begin, end)
+    return _distance_loop(ShapeBatch(pa[rows], ca[rows], ra[rows]),
+                          ShapeBatch(pb[rows], cb[rows], rb[rows]),
+                          DistanceBatch(distance[rows], point_a[rows], point_b[rows],
+                                        intersecting[rows], normal[rows]), check, begin)
+
+
+@njit(cache=True, nogil=True)
+def _distance_loop(a, b, out, check, first_row):
     found = BadRows(-1, _OK, -1, _OK)
-    for i in range(begin, end):
+    for i in range(a.points.shape[0]):
         if check:
-            code_a = row_problem(pa, ca, ra, i)
-            code_b = row_problem(pb, cb, rb, i)
+            code_a = row_problem(a.points, a.counts, a.radii, i)
+            code_b = row_problem(b.points, b.counts, b.radii, i)
             if code_a != _OK or code_b != _OK:
-                found = _note_bad_rows(found, i, code_a, code_b)
+                found = _note_bad_rows(found, first_row + i, code_a, code_b)
                 continue
         r = inflate(core_distance(a.points[i], a.counts[i], b.points[i], b.counts[i]),
                     a.radii[i], b.radii[i])
-        distance[i] = r.distance
-        point_a[i, 0] = r.ax
-        point_a[i, 1] = r.ay
-        point_b[i, 0] = r.bx
-        point_b[i, 1] = r.by
-        intersecting[i] = r.intersecting
-        normal[i, 0] = r.nx
-        normal[i, 1] = r.ny
+        out.distance[i] = r.distance
+        out.point_a[i, 0] = r.ax
+        out.point_a[i, 1] = r.ay
+        out.point_b[i, 0] = r.bx
+        out.point_b[i, 1] = r.by
+        out.intersecting[i] = r.intersecting
+        out.normal[i, 0] = r.nx
+        out.normal[i, 1] = r.ny
     return found
 
 
@@ -247,30 +255,37 @@ def penetration_rows(pa, ca, ra, pb, cb, rb, depth, normal, point_a, point_b, be
     """Rows ``begin <= i < end`` of the penetration of batches ``a`` and ``b`` (the arrays of
     two :class:`ShapeBatch`), written into the arrays of a :class:`PenetrationBatch`; ``check``
     and the :class:`BadRows` returned as in :func:`distance_rows`."""
-    a = ShapeBatch(pa, ca, ra)
-    b = ShapeBatch(pb, cb, rb)
+    rows = slice(begin, end)
+    return _penetration_loop(ShapeBatch(pa[rows], ca[rows], ra[rows]),
+                             ShapeBatch(pb[rows], cb[rows], rb[rows]),
+                             PenetrationBatch(depth[rows], normal[rows], point_a[rows],
+                                              point_b[rows]), check, begin)
+
+
+@njit(cache=True, nogil=True)
+def _penetration_loop(a, b, out, check, first_row):
     k = max(a.points.shape[1], b.points.shape[1])
     ha = np.empty((k + 1, 2))
     hb = np.empty((k + 1, 2))
     order = np.empty(k + 1, np.int64)
     stack = np.empty(2 * k + 2, np.int64)
     found = BadRows(-1, _OK, -1, _OK)
-    for i in range(begin, end):
+    for i in range(a.points.shape[0]):
         if check:
-            code_a = row_problem(pa, ca, ra, i)
-            code_b = row_problem(pb, cb, rb, i)
+            code_a = row_problem(a.points, a.counts, a.radii, i)
+            code_b = row_problem(b.points, b.counts, b.radii, i)
             if code_a != _OK or code_b != _OK:
-                found = _note_bad_rows(found, i, code_a, code_b)
+                found = _note_bad_rows(found, first_row + i, code_a, code_b)
                 continue
         c = penetration_points(a.points[i], a.counts[i], a.radii[i], b.points[i], b.counts[i],
                                b.radii[i], ha, hb, order, stack)
-        depth[i] = c.depth
-        normal[i, 0] = c.nx
-        normal[i, 1] = c.ny
-        point_a[i, 0] = c.ax
-        point_a[i, 1] = c.ay
-        point_b[i, 0] = c.bx
-        point_b[i, 1] = c.by
+        out.depth[i] = c.depth
+        out.normal[i, 0] = c.nx
+        out.normal[i, 1] = c.ny
+        out.point_a[i, 0] = c.ax
+        out.point_a[i, 1] = c.ay
+        out.point_b[i, 0] = c.bx
+        out.point_b[i, 1] = c.by
     return found
 
 

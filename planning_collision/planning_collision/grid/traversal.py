@@ -217,9 +217,19 @@ def _trace(mode, x0, y0, x1, y1, occ, lo, hi, oob_blocked, check, buf):
 @numba.njit(cache=True, nogil=True)
 def _rays_kernel(mode, starts, goals, occ, lo, hi, oob_blocked, clear, first, count, begin, end):
     """Rays ``begin <= k < end`` from starts[k] to goals[k], each stopping at its first
-    blocked cell; writes clear[k], first[k] and count[k]."""
+    blocked cell; writes clear[k], first[k] and count[k].
+
+    The loop runs over slices from 0: a loop from ``begin`` measured 11 % slower (numba
+    cannot drop the negative-index wrap-around of ``starts[k]`` there).
+    """
+    _walk_rays(mode, starts[begin:end], goals[begin:end], occ, lo, hi, oob_blocked,
+               clear[begin:end], first[begin:end], count[begin:end])
+
+
+@numba.njit(cache=True, nogil=True)
+def _walk_rays(mode, starts, goals, occ, lo, hi, oob_blocked, clear, first, count):
     no_buf = np.empty((0, 2), np.int64)
-    for k in range(begin, end):
+    for k in range(starts.shape[0]):
         blocked, bx, by, n = _trace(
             mode, starts[k, 0], starts[k, 1], goals[k, 0], goals[k, 1],
             occ, lo, hi, oob_blocked, True, no_buf,
@@ -267,3 +277,4 @@ def cells_of_ray(mode: int, x0: int, y0: int, x1: int, y1: int) -> np.ndarray:
     buf = np.empty((size, 2), dtype=np.int64)
     n = _cells_kernel(mode, x0, y0, x1, y1, buf)
     return buf[:n]
+
