@@ -45,6 +45,22 @@ def float_points(value, name: str, *, width: int = 2, any_leading: bool = False,
     return np.require(arr, dtype=np.float64, requirements=["C", "W"])
 
 
+def float_vector(value, name: str, *, limit: float | None = None) -> np.ndarray:
+    """``value`` as a fresh finite float64 array of shape (2,), every magnitude within
+    ``limit`` when given."""
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric, got {type(value).__name__}") from exc
+    if arr.shape != (2,):
+        raise ValueError(f"{name} must have shape (2,), got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf")
+    if limit is not None:
+        check_magnitude(arr, name, limit)
+    return arr
+
+
 def check_magnitude(arr: np.ndarray, name: str, limit: float) -> None:
     """ValueError when a value of ``arr`` is beyond +-``limit`` (NaN is not checked here)."""
     if arr.size:

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from planning_collision.common.checks import check_magnitude, float_points
+from planning_collision.common.checks import float_points, float_vector
 from planning_collision.common.hull import convex_hull
 
 from .tolerances import CONVEX_SIN_TOL, MAX_COORD
@@ -35,17 +35,8 @@ def as_points(points, name="points"):
 
 
 def as_vector(value, name):
-    """Return ``value`` as a finite float64 array of shape (2,)."""
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric, got {type(value).__name__}") from exc
-    if arr.shape != (2,):
-        raise ValueError(f"{name} must have shape (2,), got {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or inf")
-    check_magnitude(arr, name, MAX_COORD)
-    return arr
+    """Return ``value`` as a finite float64 array of shape (2,), within ``MAX_COORD``."""
+    return float_vector(value, name, limit=MAX_COORD)
 
 
 def as_scalar(value, name, nonnegative=False):

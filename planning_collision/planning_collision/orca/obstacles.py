@@ -34,7 +34,7 @@ import numba
 import numpy as np
 
 from .constants import EPSILON, NONE
-from .validation import MAX_MAGNITUDE, TINY, as_points, as_position, as_scalar
+from .validation import MAX_MAGNITUDE, TINY, as_orca_points, as_position, as_scalar
 
 #: Tree nodes with at most this many edges choose their split edge as RVO2 does, by trying
 #: every edge (O(m^2)); so sets of up to this many edges get exactly RVO2's tree.
@@ -128,10 +128,10 @@ def polygon_vertex_arrays(polygons):
     first = np.zeros(len(arrays), np.int64)
     np.cumsum(counts[:-1], out=first[1:])
     bad = ~np.all(np.isfinite(points) & (np.abs(points) <= MAX_MAGNITUDE), axis=1)
-    if bad.any():  # as_points raises with its message, naming the first such polygon
+    if bad.any():  # as_orca_points raises with its message, naming the first such polygon
         k = int(polygon[np.flatnonzero(bad)[0]])
-        as_points(arrays[k], f"obstacle {k} vertices")
-    points[np.abs(points) < TINY] = 0.0  # as as_points does
+        as_orca_points(arrays[k], f"obstacle {k} vertices")
+    points[np.abs(points) < TINY] = 0.0  # as as_orca_points does
     local = np.arange(n, dtype=np.int64) - first[polygon]
     nxt = first[polygon] + (local + 1) % counts[polygon]
     prv = first[polygon] + (local - 1) % counts[polygon]

@@ -26,7 +26,7 @@ from .obstacles import ObstacleTree, build_obstacles, empty_obstacles
 from .obstacles import query_visibility as _query_visibility
 from .validation import (
     as_agent_points,
-    as_points,
+    as_orca_points,
     as_position,
     as_scalar,
 )
@@ -222,7 +222,7 @@ class OrcaSimulator:
         Counter-clockwise for an obstacle, clockwise for an enclosing boundary, at least two
         vertices.  Takes effect at :meth:`process_obstacles`.
         """
-        verts = as_points(vertices, "obstacle vertices")
+        verts = as_orca_points(vertices, "obstacle vertices")
         if verts.shape[0] < 2:
             raise ValueError(f"an obstacle needs at least 2 vertices, got {verts.shape[0]}")
         build_obstacles([verts])  # validate now (e.g. repeated vertices)

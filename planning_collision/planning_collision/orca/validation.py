@@ -17,7 +17,7 @@ argument named; the ROS node bounds what it measures before calling the core.
 
 import numpy as np
 
-from planning_collision.common.checks import check_magnitude, float_points
+from planning_collision.common.checks import check_magnitude, float_points, float_vector
 
 #: Largest magnitude of any coordinate, velocity, length or speed (m, m/s), and of any time.
 MAX_MAGNITUDE = 1e9
@@ -34,7 +34,7 @@ def _in_range(arr: np.ndarray, name: str) -> np.ndarray:
     return arr
 
 
-def as_points(value, name: str) -> np.ndarray:
+def as_orca_points(value, name: str) -> np.ndarray:
     """A finite float64 array of shape (K, 2) within ORCA's working range (a fresh,
     C-contiguous copy; :func:`planning_collision.common.checks.float_points`)."""
     return _in_range(float_points(value, name, copy=True), name)
@@ -42,23 +42,15 @@ def as_points(value, name: str) -> np.ndarray:
 
 def as_agent_points(value, n: int, name: str) -> np.ndarray:
     """A finite float64 (n, 2) array."""
-    arr = as_points(value, name)
+    arr = as_orca_points(value, name)
     if arr.shape[0] != n:
         raise ValueError(f"{name} must have shape ({n}, 2), got {arr.shape}")
     return arr
 
 
 def as_position(value, name: str) -> np.ndarray:
-    """A finite float64 vector of shape (2,)."""
-    try:
-        arr = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric 2-vector: {exc}") from None
-    if arr.shape != (2,):
-        raise ValueError(f"{name} must have shape (2,), got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or inf")
-    return _in_range(arr, name)
+    """A finite float64 vector of shape (2,) within ORCA's working range."""
+    return _in_range(float_vector(value, name), name)
 
 
 def as_agent_values(value, n: int, name: str, *, minimum: float = 0.0,

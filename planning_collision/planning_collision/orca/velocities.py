@@ -94,7 +94,7 @@ from .validation import (
     as_agent_flags,
     as_agent_points,
     as_agent_values,
-    as_points,
+    as_orca_points,
     as_scalar,
 )
 from .vector import Vector
@@ -266,7 +266,7 @@ def compute_velocities(positions, velocities, pref_velocities, *, time_step, rad
     outside ORCA's working range (:mod:`~planning_collision.orca.validation`: magnitudes up
     to 1e9, times from 1e-9 s; numbers below 1e-100 count as zero), naming the argument.
     """
-    pos = as_points(positions, "positions")
+    pos = as_orca_points(positions, "positions")
     n = pos.shape[0]
     vel = as_agent_points(velocities, n, "velocities")
     pref = as_agent_points(pref_velocities, n, "pref_velocities")

@@ -98,12 +98,11 @@ class Demo:
         from diagnostic_msgs.msg import DiagnosticArray
         from geometry_msgs.msg import PoseStamped
         from rclpy.executors import SingleThreadedExecutor
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
         from planning_collision_interfaces.msg import OrcaStatus
 
-        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        from ..ros.qos import LATCHED
+
         rclpy.init()
         node = rclpy.create_node("demo")
         executor = SingleThreadedExecutor()
@@ -115,7 +114,7 @@ class Demo:
         for robot in self.scenario.robots:
             if not robot.orca:
                 continue
-            pub = node.create_publisher(PoseStamped, f"{robot.name}/goal_pose", latched)
+            pub = node.create_publisher(PoseStamped, f"{robot.name}/goal_pose", LATCHED)
             goal = PoseStamped()
             goal.header.frame_id = self.scenario.global_frame
             goal.pose.position.x, goal.pose.position.y = robot.goal
