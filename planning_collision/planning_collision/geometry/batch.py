@@ -141,14 +141,17 @@ class BadRows(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _note_bad_rows(found, i, code_a, code_b):
-    """``found`` with row ``i`` noted on each side whose code is not ``_OK`` (the first
-    noted row of a side is kept: rows are visited in increasing order)."""
+def _check_pair_row(a, b, i, first_row, found):
+    """Check row ``i`` of both sides (``ShapeBatch`` chunks whose row 0 is ``first_row``):
+    ``(whether the row may be computed, found)``, ``found`` (:class:`BadRows`) noting the row
+    on each side where it is invalid and no earlier row was (rows come in increasing order)."""
+    code_a = row_problem(a.points, a.counts, a.radii, i)
+    code_b = row_problem(b.points, b.counts, b.radii, i)
     if code_a != _OK and found.a_row < 0:
-        found = BadRows(i, code_a, found.b_row, found.b_code)
+        found = BadRows(first_row + i, code_a, found.b_row, found.b_code)
     if code_b != _OK and found.b_row < 0:
-        found = BadRows(found.a_row, found.a_code, i, code_b)
-    return found
+        found = BadRows(found.a_row, found.a_code, first_row + i, code_b)
+    return code_a == _OK and code_b == _OK, found
 
 
 def _check_all_rows(points, counts, radii, name, threads):
@@ -231,10 +234,8 @@ def _distance_loop(a, b, out, check, first_row):
     found = BadRows(-1, _OK, -1, _OK)
     for i in range(a.points.shape[0]):
         if check:
-            code_a = row_problem(a.points, a.counts, a.radii, i)
-            code_b = row_problem(b.points, b.counts, b.radii, i)
-            if code_a != _OK or code_b != _OK:
-                found = _note_bad_rows(found, first_row + i, code_a, code_b)
+            valid, found = _check_pair_row(a, b, i, first_row, found)
+            if not valid:
                 continue
         r = inflate(core_distance(a.points[i], a.counts[i], b.points[i], b.counts[i]),
                     a.radii[i], b.radii[i])
@@ -272,10 +273,8 @@ def _penetration_loop(a, b, out, check, first_row):
     found = BadRows(-1, _OK, -1, _OK)
     for i in range(a.points.shape[0]):
         if check:
-            code_a = row_problem(a.points, a.counts, a.radii, i)
-            code_b = row_problem(b.points, b.counts, b.radii, i)
-            if code_a != _OK or code_b != _OK:
-                found = _note_bad_rows(found, first_row + i, code_a, code_b)
+            valid, found = _check_pair_row(a, b, i, first_row, found)
+            if not valid:
                 continue
         c = penetration_points(a.points[i], a.counts[i], a.radii[i], b.points[i], b.counts[i],
                                b.radii[i], ha, hb, order, stack)
