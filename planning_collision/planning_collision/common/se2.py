@@ -21,11 +21,20 @@ import math
 import numpy as np
 
 
+#: Types that are scalars without asking numpy (``np.ndim`` costs about a microsecond a call,
+#: more than the scalar arithmetic it guards: orca_node turns every odometry message with it).
+_SCALAR_TYPES = (float, int, np.floating, np.integer)
+
+
+def _is_scalar(value) -> bool:
+    return isinstance(value, _SCALAR_TYPES) or np.ndim(value) == 0
+
+
 def quaternion_yaw(qx, qy, qz, qw):
     """Yaw (rotation about z, radians in [-pi, pi]) of the rotation of quaternion
     ``(qx, qy, qz, qw)``, normalised first; NaN where the quaternion is zero or has a NaN or
     infinite component. Scalars in, a float out; arrays in, an array out."""
-    if np.ndim(qx) == 0 and np.ndim(qy) == 0 and np.ndim(qz) == 0 and np.ndim(qw) == 0:
+    if _is_scalar(qx) and _is_scalar(qy) and _is_scalar(qz) and _is_scalar(qw):
         return _scalar_yaw(float(qx), float(qy), float(qz), float(qw))
     q = np.stack(np.broadcast_arrays(*(np.asarray(v, dtype=np.float64)
                                        for v in (qx, qy, qz, qw))))
@@ -47,32 +56,33 @@ def _scalar_yaw(qx: float, qy: float, qz: float, qw: float) -> float:
 
 def quaternion_from_yaw(yaw):
     """The unit quaternion ``(qx, qy, qz, qw)`` of a rotation by ``yaw`` about z."""
-    half = 0.5 * np.asarray(yaw, dtype=np.float64) if np.ndim(yaw) else 0.5 * float(yaw)
-    if np.ndim(half):
+    if not _is_scalar(yaw):
+        half = 0.5 * np.asarray(yaw, dtype=np.float64)
         zero = np.zeros_like(half)
         return zero, zero.copy(), np.sin(half), np.cos(half)
+    half = 0.5 * float(yaw)
     return 0.0, 0.0, math.sin(half), math.cos(half)
 
 
 def wrap_angle(angle):
     """``angle`` wrapped into [-pi, pi)."""
-    if np.ndim(angle):
+    if not _is_scalar(angle):
         return (np.asarray(angle) + np.pi) % (2.0 * np.pi) - np.pi
     return (float(angle) + math.pi) % (2.0 * math.pi) - math.pi
 
 
 def rotate(x, y, yaw):
     """The vector ``(x, y)`` rotated by ``yaw``: ``(cos x - sin y, sin x + cos y)``."""
-    if np.ndim(x) or np.ndim(y) or np.ndim(yaw):
+    if not (_is_scalar(x) and _is_scalar(y) and _is_scalar(yaw)):
         c, s = np.cos(yaw), np.sin(yaw)
-    else:
-        c, s = math.cos(yaw), math.sin(yaw)
+        return c * x - s * y, s * x + c * y
+    x, y, c, s = float(x), float(y), math.cos(yaw), math.sin(yaw)
     return c * x - s * y, s * x + c * y
 
 
 def to_body(x, y, yaw):
     """A vector given in the parent frame, expressed in a body frame turned by ``yaw``."""
-    return rotate(x, y, -yaw if not np.ndim(yaw) else -np.asarray(yaw))
+    return rotate(x, y, -yaw if _is_scalar(yaw) else -np.asarray(yaw))
 
 
 def compose(parent, child):
@@ -88,7 +98,7 @@ def inverse(pose):
     """The pose ``pose^-1`` (``compose(pose, inverse(pose))`` is the identity)."""
     x, y, yaw = pose
     bx, by = to_body(x, y, yaw)
-    return -bx, -by, wrap_angle(-yaw if not np.ndim(yaw) else -np.asarray(yaw))
+    return -bx, -by, wrap_angle(-yaw if _is_scalar(yaw) else -np.asarray(yaw))
 
 
 def between(a, b):

@@ -89,3 +89,28 @@ def test_interpolate_takes_the_short_way_round():
     assert (x, y) == (1.0, 2.0)
     assert abs(se2.wrap_angle(yaw - math.pi)) < 1e-12
     assert se2.interpolate(a, b, 1.5)[:2] == (3.0, 6.0)  # extrapolates
+
+
+@pytest.mark.parametrize("kind", [float, int, np.float64, np.float32, np.int64,
+                                  lambda v: np.array(v)])
+def test_every_scalar_kind_takes_the_scalar_path_and_agrees_with_arrays(kind):
+    """Python, numpy and 0-d array scalars give a plain float; one-element arrays an array
+    with the same value (the scalar test avoids numpy's dispatch, see se2._is_scalar)."""
+    yaw, x, y = kind(1), kind(2), kind(-1)
+    cases = {
+        "quaternion_yaw": (se2.quaternion_yaw, (kind(0), kind(0), kind(1), kind(1))),
+        "wrap_angle": (se2.wrap_angle, (kind(7),)),
+        "rotate": (se2.rotate, (x, y, yaw)),
+        "to_body": (se2.to_body, (x, y, yaw)),
+        "quaternion_from_yaw": (se2.quaternion_from_yaw, (yaw,)),
+        "inverse": (lambda *p: se2.inverse(p), (x, y, yaw)),
+    }
+    for name, (fn, args) in cases.items():
+        scalar = fn(*args)
+        batch = fn(*(np.array([float(a)]) for a in args))
+        scalar_parts = scalar if isinstance(scalar, tuple) else (scalar,)
+        batch_parts = batch if isinstance(batch, tuple) else (batch,)
+        for s, b in zip(scalar_parts, batch_parts, strict=True):
+            assert isinstance(s, float), (name, type(s))
+            assert isinstance(b, np.ndarray) and b.shape == (1,), name
+            assert s == pytest.approx(float(b[0]), abs=1e-15), name
