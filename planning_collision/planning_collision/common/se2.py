@@ -20,7 +20,6 @@ import math
 
 import numpy as np
 
-
 #: Types that are scalars without asking numpy (``np.ndim`` costs about a microsecond a call,
 #: more than the scalar arithmetic it guards: orca_node turns every odometry message with it).
 _SCALAR_TYPES = (float, int, np.floating, np.integer)
