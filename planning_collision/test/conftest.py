@@ -8,12 +8,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 # Helpers shared by several test folders (warmup_probe.py) live next to this file; pytest
 # runs with --import-mode=importlib, which does not put test folders on sys.path.
 sys.path.insert(0, str(Path(__file__).parent))
 
 from planning_collision.ros import processes
+
+# Property tests explore new examples on every developer run; CI (HYPOTHESIS_PROFILE=ci, set
+# by .ci/run) replays the same ones, so that a merge is judged on the code, not on what the
+# random search met that day. A counter-example found anywhere becomes an @example.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 DOMAIN_ID = processes.pick_domain_id()
 processes.apply_network_rule(DOMAIN_ID)
