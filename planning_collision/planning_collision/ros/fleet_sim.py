@@ -64,7 +64,9 @@ PARAMETERS = (
     Param("stamped_cmd_vel", True, "Subscribe geometry_msgs/TwistStamped on cmd_vel (as Nav2 "
           "on Kilted); false: geometry_msgs/Twist."),
     Param("cmd_vel_timeout", 0.5, "Seconds (simulated) after which a robot's last command "
-          "is stale and the robot stops."),
+          "is stale and the robot stops. A TwistStamped stamped longer ago than this (by the "
+          "ROS clock, as ros2_control's diff_drive_controller judges it) is dropped on "
+          "arrival; a zero stamp counts as now."),
     Param("odom_frames_at_start", True, "True: each robot's odometry is in its own frame "
           "'<name>/odom' whose origin is its start pose, so it starts at zero like a real "
           "robot's; false: odometry is in the scenario's global frame."),
@@ -203,6 +205,13 @@ class FleetSim(Node):
     # ------------------------------------------------------------------ inputs
     def _on_command(self, name: str, msg) -> None:
         twist = msg.twist if isinstance(msg, TwistStamped) else msg
+        if isinstance(msg, TwistStamped) and (age := self._age(msg.header.stamp)) > \
+                self.params.cmd_vel_timeout:
+            self.get_logger().warning(
+                f"command for {name} dropped: stamped {age:.2f} s ago, more than "
+                f"cmd_vel_timeout ({self.params.cmd_vel_timeout:g} s; are the clocks in "
+                f"sync?)", throttle_duration_sec=2.0)
+            return
         try:
             self.sim.command(name, (twist.linear.x, twist.linear.y, twist.angular.z))
         except ValueError as exc:
@@ -211,6 +220,12 @@ class FleetSim(Node):
         except Exception as exc:  # nothing a topic sends may take the node down
             self.get_logger().error(f"command for {name} failed: {exc}",
                                     throttle_duration_sec=2.0)
+
+    def _age(self, stamp) -> float:
+        """Seconds since ``stamp`` by this node's clock; 0 for a zero (unset) stamp."""
+        if stamp.sec == 0 and stamp.nanosec == 0:
+            return 0.0
+        return (self.get_clock().now().nanoseconds - (stamp.sec * 10**9 + stamp.nanosec)) * 1e-9
 
     # ------------------------------------------------------------------ the clock
     def _on_set_parameters(self, parameters) -> SetParametersResult:

@@ -17,6 +17,7 @@ import yaml
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
+from rclpy.duration import Duration
 from ros_clients import close_then_stop
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -316,6 +317,33 @@ def test_a_robot_driven_into_an_obstacle_is_a_collision(sims):
     pairs = json.loads(values_of(statuses["fleet"])["collision_pairs"])
     assert [p[:2] for p in pairs].count(["wallbot", "block"]) == 1
     assert int(values_of(statuses["fleet"])["obstacle_collisions"]) == 1
+
+
+def test_a_command_stamped_longer_ago_than_the_timeout_is_dropped(sims):
+    """A loaded machine delivers commands late; the sim obeys only those stamped within
+    cmd_vel_timeout (0.5 s), as ros2_control's diff_drive_controller does."""
+    procs, fleets, _ = sims
+    fleet = fleets["fs1"]
+    node = fleet.client.node
+    x0 = fleet.pose("stale")[0]
+
+    def send(age: float, seconds: float) -> None:
+        started = time.monotonic()
+        while time.monotonic() - started < seconds:
+            msg = TwistStamped()
+            msg.header.stamp = (node.get_clock().now() - Duration(seconds=age)).to_msg()
+            msg.twist.linear.x = 0.5
+            fleet.pubs["stale"].publish(msg)
+            fleet.client.spin_for(1.0 / RATE)
+
+    send(1.0, 0.5)
+    assert procs["fs1"].wait_for_line("command for stale dropped: stamped 1.0", 5.0)
+    fleet.settle(0.3)
+    assert fleet.pose("stale")[0] == x0
+    send(0.05, 0.3)  # stamped just now: obeyed
+    fleet.command("stale")
+    fleet.still("stale")
+    assert fleet.pose("stale")[0] > x0 + 0.05
 
 
 def test_nan_commands_are_ignored_and_the_node_keeps_running(sims):
