@@ -46,6 +46,15 @@ def seed_cache(cache_dir: Path, cores=("common", "geometry", "grid")) -> None:
         assert any(target.glob("*.nbi")), f"no compiled {core} kernels in {source}"
 
 
+def node_warnings(logs: Path, last: int = 40) -> str:
+    """The nodes' last warnings and errors, for a failure message (a failed CI run's
+    temporary directory is gone by the time anyone looks)."""
+    lines = [line for path in sorted(logs.glob("*.log"))
+             for line in path.read_text(errors="replace").splitlines()
+             if "[WARN]" in line or "[ERROR]" in line]
+    return "\nnode warnings and errors:\n" + "\n".join(lines[-last:])
+
+
 @pytest.mark.timeout(660)
 def test_the_demo_runs_the_fleet_to_its_goals_without_contact(tmp_path, domain_id):
     env = processes.ros_environment(domain_id)
@@ -55,9 +64,10 @@ def test_the_demo_runs_the_fleet_to_its_goals_without_contact(tmp_path, domain_i
         [sys.executable, "-m", "planning_collision.sim.demo", "--output", str(tmp_path)],
         env=env, capture_output=True, text=True, timeout=600)
     out = result.stdout
-    assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]
-    assert "outcome: arrived" in out
-    assert "collisions: 0 (robot-robot 0, obstacles 0, map 0)" in out
+    why = out[-3000:] + result.stderr[-3000:] + node_warnings(tmp_path / "logs")
+    assert result.returncode == 0, why
+    assert "outcome: arrived" in out, why
+    assert "collisions: 0 (robot-robot 0, obstacles 0, map 0)" in out, why
     for service in SERVICES:
         line = next(line for line in out.splitlines() if line.strip().startswith(service))
         assert "no answer" not in line and "refused" not in line, line
