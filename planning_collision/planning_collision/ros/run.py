@@ -335,26 +335,20 @@ class NodeExecutor(MultiThreadedExecutor):
     def __init__(self, num_threads: int | None = None, **kwargs):
         super().__init__(num_threads=num_threads, **kwargs)
         self._pending: list[tuple[object, concurrent.futures.Future]] = []
-        self._queued: dict[int, concurrent.futures.Future] = {}
 
     def spin_once(self, timeout_sec: float | None = None) -> None:
         try:
             handler, _, _ = self.wait_for_ready_callbacks(timeout_sec)
         except (ShutdownException, TimeoutException, ConditionReachedException):
             return
-        queued = self._queued.get(id(handler))
-        if queued is not None and not queued.done():
+        if any(queued is handler and not future.done() for queued, future in self._pending):
             concurrent.futures.wait([future for _, future in self._pending],
                                     timeout=REQUEUE_WAIT,
                                     return_when=concurrent.futures.FIRST_COMPLETED)
         else:
-            future = self._executor.submit(handler)
-            self._pending.append((handler, future))
-            self._queued[id(handler)] = future
+            self._pending.append((handler, self._executor.submit(handler)))
         for item in [item for item in self._pending if item[1].done()]:
             self._pending.remove(item)
-            if self._queued.get(id(item[0])) is item[1]:
-                del self._queued[id(item[0])]
             item[0].result()  # re-raise what the callback raised
 
     def stop_callbacks(self, timeout: float) -> bool:
