@@ -43,6 +43,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from visualization_msgs.msg import Marker, MarkerArray
 
+from planning_collision.fleet.controller import sample_time
 from planning_collision.grid.map_file import load_map_file
 from planning_collision.sim.scenario import Scenario, load_scenario
 from planning_collision.sim.simulation import MAP_ID, FleetSimulation, layout_problems
@@ -222,10 +223,11 @@ class FleetSim(Node):
                                     throttle_duration_sec=2.0)
 
     def _age(self, stamp) -> float:
-        """Seconds since ``stamp`` by this node's clock; 0 for a zero (unset) stamp."""
-        if stamp.sec == 0 and stamp.nanosec == 0:
-            return 0.0
-        return (self.get_clock().now().nanoseconds - (stamp.sec * 10**9 + stamp.nanosec)) * 1e-9
+        """Seconds since ``stamp`` by this node's clock, by orca_node's rule for stamps
+        (:func:`~planning_collision.fleet.controller.sample_time`: a zero stamp, or one from
+        the future, means now)."""
+        now = self.get_clock().now().nanoseconds * 1e-9
+        return now - sample_time(stamp.sec + 1e-9 * stamp.nanosec, now)
 
     # ------------------------------------------------------------------ the clock
     def _on_set_parameters(self, parameters) -> SetParametersResult:
