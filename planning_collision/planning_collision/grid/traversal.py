@@ -277,4 +277,3 @@ def cells_of_ray(mode: int, x0: int, y0: int, x1: int, y1: int) -> np.ndarray:
     buf = np.empty((size, 2), dtype=np.int64)
     n = _cells_kernel(mode, x0, y0, x1, y1, buf)
     return buf[:n]
-
