@@ -21,7 +21,18 @@ have covered meanwhile), an observed one is forgotten.
 
 Localization. Each agent's odometry frame is placed in the global frame by its
 :class:`~planning_collision.fleet.localization.MapFromOdom` (``pose_source``: a fixed
-``odom_origin``, the localizer's pose fused by timestamp, or tf's ``map -> odom``).
+``odom_origin``, the localizer's pose fused by timestamp, or tf's ``map -> odom``). A
+correction older than ``localization_timeout`` (for ``pose_topic``: and the robot has since
+driven more than ``localization_travel`` by its odometry, since AMCL publishes only after
+moving) is stale: a controlled agent is stopped, as for stale odometry, because its place in
+the map drifts from then on; an observed one stays avoided where its odometry puts it.
+
+Who is commanded. A controlled agent is *engaged* while it is ``enabled`` (a run-time switch
+that hands it to docking or teleop) and, in ``cmd_vel`` mode, while its navigation command is
+younger than ``stop_pub_timeout``. Only engaged agents are commanded; when an agent stops
+being engaged it gets one zero command and then nothing (:attr:`FleetStep.publish`), as a
+safety filter falls silent when its input does. An agent that is not engaged is avoided by
+the others with full responsibility, as an observed agent that does not avoid anyone.
 
 Safety. Inputs that cannot be true are dropped with a warning (NaN or inf, a zero
 quaternion, coordinates beyond :data:`MAX_COORD`); a measured velocity faster than
@@ -45,7 +56,7 @@ from planning_collision.common import se2
 from planning_collision.orca import DiffDriveLimits
 from planning_collision.orca.validation import MAX_MAGNITUDE
 
-from .localization import ODOM_ORIGIN, MapFromOdom
+from .localization import ODOM_ORIGIN, POSE_TOPIC, MapFromOdom
 
 GOAL, CMD_VEL = "goal", "cmd_vel"
 PREFERRED_VELOCITY_SOURCES = (GOAL, CMD_VEL)
@@ -80,18 +91,22 @@ class FleetSettings:
     time_to_holo: float = 0.4
     tracking_error: float = 0.05
     wait_for_all_agents: bool = True
+    stop_pub_timeout: float = 0.5
+    localization_timeout: float = 1.0
+    localization_travel: float = 0.5
 
     def check(self) -> None:
         """Raise ValueError naming the first setting the fleet cannot run with."""
         positive = ("time_step", "odom_timeout", "plausible_speed_factor", "pref_speed",
                     "neighbor_dist", "time_horizon", "time_horizon_obst", "max_angular_speed",
-                    "time_to_holo", "tracking_error")
+                    "time_to_holo", "tracking_error", "stop_pub_timeout")
         for name in positive:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ValueError(f"{name} must be finite and > 0, got {value}")
         for name in ("latency_allowance", "goal_tolerance", "safety_margin",
-                     "symmetry_breaking", "keep_apart_margin"):
+                     "symmetry_breaking", "keep_apart_margin", "localization_timeout",
+                     "localization_travel"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"{name} must be finite and >= 0, got {value}")
@@ -110,8 +125,8 @@ class FleetSettings:
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """One agent. ``radius``, ``max_speed`` and ``responsibility`` may change while the fleet
-    runs (:meth:`FleetController.set_agent`); the rest is fixed."""
+    """One agent. ``radius``, ``max_speed``, ``responsibility`` and ``enabled`` may change
+    while the fleet runs (:meth:`FleetController.set_agent`); the rest is fixed."""
 
     name: str
     radius: float = 0.25
@@ -121,6 +136,7 @@ class AgentSpec:
     goal: tuple[float, float] | None = None  # controlled agents, goal mode
     pose_source: str = ODOM_ORIGIN
     odom_origin: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    enabled: bool = True  # controlled agents: False hands the robot to someone else
 
     def check(self) -> None:
         for key in ("radius", "max_speed"):
@@ -173,6 +189,10 @@ class FleetStep(NamedTuple):
     obstacle_lines: np.ndarray  # (k,)
     lines: StepLines | None
     events: list[str]  # what changed since the previous step, for the log (info level)
+    publish: np.ndarray  # (k,) send commands[i] this step (engaged, or its one final zero)
+    engaged: np.ndarray  # (k,) enabled and (goal mode, or its navigation command is fresh)
+    localization_ages: np.ndarray  # (n,) seconds since the localization correction
+    localization_stale: np.ndarray  # (n,) the correction is too old to trust (see settings)
 
 
 @dataclass
@@ -233,6 +253,8 @@ class FleetController:
         self._last_holonomic = np.zeros((k, 2))
         self._was_active = np.zeros(k, dtype=bool)
         self._was_fresh = np.zeros(len(self._agents), dtype=bool)
+        self._was_engaged = np.zeros(k, dtype=bool)
+        self._was_stale_localization = np.zeros(len(self._agents), dtype=bool)
         self.steps = 0
         self._derive()
 
@@ -248,12 +270,14 @@ class FleetController:
         self._derive()
 
     def set_agent(self, name: str, **changes) -> None:
-        """Change an agent's ``radius``, ``max_speed`` or ``responsibility`` (checked first;
-        on ValueError nothing changes)."""
-        unknown = set(changes) - {"radius", "max_speed", "responsibility"}
+        """Change an agent's ``radius``, ``max_speed``, ``responsibility`` or (a controlled
+        agent's) ``enabled`` (checked first; on ValueError nothing changes)."""
+        unknown = set(changes) - {"radius", "max_speed", "responsibility", "enabled"}
         if unknown:
             raise ValueError(f"{', '.join(sorted(unknown))} cannot change while running")
         agent = self._agents[self.index[name]]
+        if "enabled" in changes and self.index[name] >= self.controlled:
+            raise ValueError(f"{name} is observed: only controlled agents have 'enabled'")
         spec = replace(agent.spec, **changes)
         spec.check()
         agent.spec = spec
@@ -266,6 +290,7 @@ class FleetController:
         self.max_speed = np.array([a.max_speed for a in specs], dtype=np.float64)
         self.responsibility = np.array([a.responsibility for a in specs], dtype=np.float64)
         self.unicycle = np.array([not a.holonomic for a in specs], dtype=bool)
+        self.enabled = np.array([a.enabled for a in specs[:k]], dtype=bool)
         limits = [None if a.holonomic else DiffDriveLimits(
             float(a.max_speed), s.max_angular_speed, s.time_to_holo, s.tracking_error)
             for a in specs[:k]]
@@ -397,6 +422,8 @@ class FleetController:
             body[i] = agent.odom[3:5]
             ages[i] = now - agent.odom_time
         fresh = known & (ages <= s.odom_timeout)
+        localization_ages, localization_stale = self._localization(now, known)
+        engaged = self.engaged(now)
         heading = poses[:, 2]
         vel = np.column_stack(se2.rotate(body[:, 0], body[:, 1], heading))
         # Extrapolate fresh agents to the control time; grow every radius by what the
@@ -405,15 +432,10 @@ class FleetController:
         pos = poses[:, :2] + np.where(fresh[:, None], vel * late[:, None], 0.0)
         growth = self.max_speed * np.clip(late - s.latency_allowance, 0.0, None)
 
-        reasons = [""] * k
+        reasons = self._reasons(known, fresh, ages, localization_ages, localization_stale,
+                                engaged)
         missing = [self.names[i] for i in range(k) if not self._agents[i].seen]
-        for i in range(k):
-            if not known[i]:
-                reasons[i] = ("no odometry yet" if self._agents[i].odom is None
-                              else "no localization yet")
-            elif not fresh[i]:
-                reasons[i] = f"odometry stale ({ages[i]:.2f} s old)"
-        active = fresh[:k].copy()
+        active = fresh[:k] & ~localization_stale[:k] & engaged
         if s.wait_for_all_agents and missing:
             shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
             for i in np.flatnonzero(active):
@@ -435,7 +457,7 @@ class FleetController:
         else:
             for i, agent in enumerate(self._agents[:k]):
                 nav[i] = agent.command.value
-                cmd_fresh[i] = active[i] and now - agent.command.time <= s.odom_timeout
+            cmd_fresh = active.copy()  # active agents are engaged: their command is fresh
             pref = np.column_stack(se2.rotate(nav[:, 0], nav[:, 1], heading[:k]))
             pref[~cmd_fresh] = 0.0
 
@@ -448,7 +470,8 @@ class FleetController:
         reactive = np.zeros(n, dtype=bool)
         reactive[:k] = active
         velocities = vel.copy()
-        velocities[:k][known[:k] & ~active] = 0.0  # told to stop
+        # Told to stop (or of unknown velocity); an agent not engaged keeps its measured one.
+        velocities[:k][known[:k] & ~active & (engaged | ~fresh[:k])] = 0.0
         reuse = self.unicycle[:k] & active & self._was_active
         velocities[:k][reuse] = self._last_holonomic[reuse]
         preferred_all = velocities.copy()
@@ -513,9 +536,88 @@ class FleetController:
         self._was_active = active.copy()
         lines = (self._step_lines(result, rows, row_of, active, constraint_counts)
                  if want_lines and result is not None and result.lines is not None else None)
+        events = self._report(fresh, reasons) + self._report_localization(
+            localization_ages, localization_stale)
         return FleetStep(self.bounded(commands), active, reasons, known, fresh, pos, heading,
                          vel, radius, ages, pref, chosen, distance, infeasible,
-                         agent_neighbors, obstacle_lines, lines, self._report(fresh, reasons))
+                         agent_neighbors, obstacle_lines, lines, events,
+                         self._publish_mask(engaged), engaged, localization_ages,
+                         localization_stale)
+
+    # ------------------------------------------------------------------ who is commanded
+    def engaged(self, now: float) -> np.ndarray:
+        """(k,) the controlled agents commanded at ``now``: enabled and, in cmd_vel mode,
+        with a navigation command at most ``stop_pub_timeout`` old."""
+        engaged = self.enabled.copy()
+        if self.settings.preferred_velocity_source == CMD_VEL:
+            limit = self.settings.stop_pub_timeout
+            engaged &= np.array([now - a.command.time <= limit
+                                 for a in self._agents[:self.controlled]], dtype=bool)
+        return engaged
+
+    def _publish_mask(self, engaged: np.ndarray) -> np.ndarray:
+        """Engaged agents, and those that just stopped being engaged (their one zero)."""
+        publish = engaged | self._was_engaged
+        self._was_engaged = engaged.copy()
+        return publish
+
+    def hold(self, now: float) -> np.ndarray:
+        """The agents to send a zero command at ``now`` in a step that holds every robot
+        (kernels warming up, a failed step): the publish mask of :meth:`step`."""
+        return self._publish_mask(self.engaged(now))
+
+    def release(self) -> np.ndarray:
+        """The agents commanded at the last step, each to get one final zero command (the
+        node stops commanding); afterwards none counts as commanded."""
+        released, self._was_engaged = self._was_engaged, np.zeros(self.controlled, bool)
+        return released
+
+    def _reasons(self, known, fresh, ages, localization_ages, localization_stale,
+                 engaged) -> list[str]:
+        """Why each controlled agent is not commanded by ORCA ("" when nothing stops it;
+        waiting for the fleet is added by :meth:`step`)."""
+        reasons = [""] * self.controlled
+        cmd_vel = self.settings.preferred_velocity_source == CMD_VEL
+        for i in range(self.controlled):
+            if not known[i]:
+                reasons[i] = ("no odometry yet" if self._agents[i].odom is None
+                              else "no localization yet")
+            elif not fresh[i]:
+                reasons[i] = f"odometry stale ({ages[i]:.2f} s old)"
+            elif localization_stale[i]:
+                reasons[i] = f"localization stale ({localization_ages[i]:.2f} s old)"
+            elif not self.enabled[i]:
+                reasons[i] = "disabled (handed over: enabled is false)"
+            elif cmd_vel and not engaged[i]:
+                reasons[i] = "no navigation command"
+        return reasons
+
+    def _localization(self, now: float, known: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(n,) each agent's localization age (0 for a fixed origin or a static transform,
+        inf before any) and whether a placed agent's correction is stale: older than
+        localization_timeout (0: never) and, for pose_topic, the robot drove more than
+        localization_travel since (AMCL publishes only after the robot moved)."""
+        s = self.settings
+        ages = np.array([max(a.localization.age(now), 0.0) for a in self._agents])
+        stale = np.zeros(len(self._agents), dtype=bool)
+        if s.localization_timeout > 0.0:
+            for i in np.flatnonzero(known & (ages > s.localization_timeout)):
+                source = self._agents[i].localization
+                stale[i] = (source.source != POSE_TOPIC
+                            or source.travelled() > s.localization_travel)
+        return ages, stale
+
+    def _report_localization(self, ages: np.ndarray, stale: np.ndarray) -> list[str]:
+        events = []
+        for i in np.flatnonzero(stale & ~self._was_stale_localization):
+            what = "stopped" if i < self.controlled else "still avoided where its odometry is"
+            events.append(f"{self.names[i]}: localization {ages[i]:.2f} s old (more than "
+                          f"localization_timeout {self.settings.localization_timeout:g} s), "
+                          f"{what}")
+        for i in np.flatnonzero(~stale & self._was_stale_localization):
+            events.append(f"{self.names[i]}: localization received")
+        self._was_stale_localization = stale.copy()
+        return events
 
     def _report(self, fresh: np.ndarray, reasons: list[str]) -> list[str]:
         """Events for the log (odometry received, gone stale) and, through ``warn`` (which

@@ -102,6 +102,7 @@ class MapFromOdom:
         self._fused: Pose | None = None  # pose_topic: P(t) * O(t)^-1
         self._waiting: tuple[float, Pose] | None = None  # a pose that came before odometry
         self.corrected_at = -math.inf  # time of the localization the correction comes from
+        self._corrected_odom: Pose | None = None  # pose_topic: O(t) at that time
 
     def add_odometry(self, t: float, pose: Pose) -> None:
         self.odometry.add(t, pose)
@@ -117,6 +118,7 @@ class MapFromOdom:
             return
         self._fused = se2.compose(pose, se2.inverse(odom))
         self.corrected_at = t
+        self._corrected_odom = odom
 
     def add_transform(self, t: float, transform: Pose, static: bool = False) -> None:
         """A ``map -> odom`` transform stamped ``t`` (``static``: valid at every time)."""
@@ -125,6 +127,27 @@ class MapFromOdom:
         else:
             self.transforms.add(t, transform)
         self.corrected_at = max(self.corrected_at, t)
+
+    def age(self, now: float) -> float:
+        """Seconds from the localization the correction comes from to ``now``: 0 for a fixed
+        origin or a static transform (never old), inf before any correction. A future-dated
+        transform (AMCL's) gives a negative age."""
+        if self.source == ODOM_ORIGIN:
+            return 0.0
+        if self.source == TF:
+            if len(self.transforms):
+                return now - self.transforms.latest[0]
+            return 0.0 if self.static is not None else math.inf
+        return now - self.corrected_at if self._fused is not None else math.inf
+
+    def travelled(self) -> float:
+        """pose_topic: metres between the odometry pose at the correction's time and the
+        newest odometry sample (how far drift may have grown since); 0 otherwise."""
+        latest = self.odometry.latest
+        if self.source != POSE_TOPIC or self._corrected_odom is None or latest is None:
+            return 0.0
+        return math.hypot(latest[1][0] - self._corrected_odom[0],
+                          latest[1][1] - self._corrected_odom[1])
 
     def correction(self) -> Pose | None:
         if self.source == ODOM_ORIGIN:
