@@ -5,14 +5,22 @@ them all with descriptions and returns their values as attributes of one object.
 read-only (changing it means restarting the node) unless its ``Param`` says ``dynamic=True``:
 the node then validates and applies new values while it runs (as Nav2's controllers do). The
 shipped ``config/*.yaml`` files list the same names; a test keeps the two in step.
+
+A number may carry its bounds (``above``: exclusive, ``at_least`` / ``at_most``: inclusive).
+:func:`declare` checks the value it starts with (:class:`ParameterError` naming the parameter)
+and writes the bounds into the parameter's descriptor: an inclusive range as rclpy's
+``floating_point_range`` / ``integer_range`` (``ros2 param describe`` shows it, and rclpy
+refuses a value outside it at run time), and the rule in words as ``additional_constraints``.
 """
 
 from __future__ import annotations
 
+import math
+import sys
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -27,12 +35,65 @@ class Param:
     type_hint: Parameter.Type | None = None
     # May change while the node runs (the node validates and applies it); else read-only.
     dynamic: bool = False
+    # Bounds of a number, None for none: greater than ``above``; within [at_least, at_most].
+    above: float | None = None
+    at_least: float | None = None
+    at_most: float | None = None
 
     @property
     def type(self) -> Parameter.Type:
         if self.type_hint is not None:
             return self.type_hint
         return Parameter.Type.from_parameter_value(self.default)
+
+    @property
+    def bounded(self) -> bool:
+        return (self.above, self.at_least, self.at_most) != (None, None, None)
+
+    def rule(self) -> str:
+        """The bounds in words, e.g. 'finite and > 0', 'finite and in [0, 1]', '>= 0'."""
+        if self.above is None and None not in (self.at_least, self.at_most):
+            words = f"in [{self.at_least:g}, {self.at_most:g}]"
+        else:
+            words = " and ".join(f"{sign} {bound:g}" for sign, bound in (
+                (">", self.above), (">=", self.at_least), ("<=", self.at_most))
+                if bound is not None)
+        return f"finite and {words}" if self.type == Parameter.Type.DOUBLE else words
+
+    def check(self, value) -> None:
+        """ParameterError (naming the parameter and its rule) when ``value`` is outside the
+        bounds, or not finite for a floating-point parameter with bounds."""
+        if not self.bounded:
+            return
+        finite = not isinstance(value, float) or math.isfinite(value)
+        if not (finite and (self.above is None or value > self.above)
+                and (self.at_least is None or value >= self.at_least)
+                and (self.at_most is None or value <= self.at_most)):
+            raise ParameterError(f"{self.name} must be {self.rule()}, got {value}")
+
+    def descriptor(self) -> ParameterDescriptor:
+        """The descriptor ``ros2 param describe`` shows: description, choices, read-only,
+        type, and the bounds (as a range where they are one)."""
+        descriptor = ParameterDescriptor(
+            description=self.description + (f" One of: {', '.join(self.choices)}."
+                                             if self.choices else ""),
+            read_only=not self.dynamic,
+            type=self.type.value,
+        )
+        if self.bounded:
+            descriptor.additional_constraints = self.rule()
+        if self.above is not None or (self.at_least, self.at_most) == (None, None):
+            return descriptor  # an exclusive bound is no rclpy range
+        if self.type == Parameter.Type.DOUBLE:
+            top = sys.float_info.max  # finite, so that rclpy refuses inf
+            descriptor.floating_point_range = [FloatingPointRange(
+                from_value=float(-top if self.at_least is None else self.at_least),
+                to_value=float(top if self.at_most is None else self.at_most))]
+        elif self.type == Parameter.Type.INTEGER:
+            descriptor.integer_range = [IntegerRange(
+                from_value=-(2 ** 63) if self.at_least is None else int(self.at_least),
+                to_value=2 ** 63 - 1 if self.at_most is None else int(self.at_most))]
+        return descriptor
 
 
 class ParameterError(ValueError):
@@ -55,14 +116,11 @@ def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
         if node.has_parameter(spec.name):  # declared by an earlier configure: keep it
             values[spec.name] = node.get_parameter(spec.name).value
             continue
-        descriptor = ParameterDescriptor(
-            description=spec.description + (f" One of: {', '.join(spec.choices)}."
-                                             if spec.choices else ""),
-            read_only=not spec.dynamic,
-            type=spec.type.value,
-        )
+        descriptor = spec.descriptor()
         if spec.default == []:
             parameter = _declare_array(node, spec, descriptor)
+        elif spec.bounded:
+            parameter = _declare_bounded(node, spec, descriptor)
         else:
             parameter = node.declare_parameter(spec.name, spec.default, descriptor)
         value = parameter.value
@@ -74,6 +132,17 @@ def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
             )
         values[spec.name] = value
     return SimpleNamespace(**values)
+
+
+def _declare_bounded(node: Node, spec: Param, descriptor: ParameterDescriptor) -> Parameter:
+    """Declare a number with bounds: first without them, so that a value outside is refused
+    by :meth:`Param.check` in the project's words (rclpy would raise its own exception), then
+    with its real descriptor."""
+    writable = ParameterDescriptor(description=descriptor.description, type=descriptor.type)
+    parameter = node.declare_parameter(spec.name, spec.default, writable)
+    spec.check(parameter.value)
+    node.set_descriptor(spec.name, descriptor)
+    return node.get_parameter(spec.name)
 
 
 def _declare_array(node: Node, spec: Param, descriptor: ParameterDescriptor) -> Parameter:
