@@ -31,6 +31,7 @@ from planning_collision_interfaces.msg import ObstacleArray, OrcaStatus
 
 from .lifecycle import ManagedNode
 from .message_codecs import LatestInputs, choose_codecs
+from .node_executor import events_executor
 from .orca_markers import fleet_markers, publish_markers
 from .orca_obstacles import ObstacleWorker
 from .orca_parameters import (
@@ -45,7 +46,7 @@ from .parameters import ParameterError, declare
 from .pose_sources import subscribe_pose_sources
 from .qos import LATEST, RELIABLE, latched_or_volatile
 from .resubscribe import Resubscriber
-from .run import events_executor, run_node
+from .run import run_node
 
 WARN_PERIOD = 5.0
 

@@ -13,6 +13,17 @@ creates them on a throwaway participant that discovers nothing, before the node'
 exists. ``config/fastdds_discovery.xml`` also sets ``fastdds.type_propagation`` to
 ``registration_only`` for every process the project starts, which removes the lookups there
 altogether.
+
+This is a workaround for a Fast DDS problem, not a fix of it. We found no upstream issue that
+names this race (Fast DDS 3.2.3, the version the Kilted wheels ship); the matching code it sits
+in is ``TypeLookupManager`` and the EDP's type-information path. Its costs: a second
+participant lives for a few milliseconds at every start-up, and ``ROS_AUTOMATIC_DISCOVERY_RANGE``
+is changed in this process's environment for the duration of ``rcl_init`` (no other thread of
+the process reads it then: no node exists yet). Switch it off with
+``PLANNING_COLLISION_REGISTER_TYPES=0`` (:mod:`.switches`; ``doc/workarounds.md``): with Fast DDS
+2.x (Jazzy), whose participants do not look types up by default, or with
+``fastdds.type_propagation: registration_only`` in every participant's profile, nothing is
+lost.
 """
 
 from __future__ import annotations
@@ -39,6 +50,8 @@ from planning_collision_interfaces.srv import (
     ComputeDistance,
 )
 
+from .switches import REGISTER_TYPES, switched_on
+
 MESSAGE_TYPES = (Odometry, PoseStamped, PoseWithCovarianceStamped, Twist, TwistStamped,
                  ObstacleArray, OccupancyGrid, TFMessage, OrcaStatus, MarkerArray,
                  DiagnosticArray, TransitionEvent)
@@ -47,10 +60,13 @@ SERVICE_TYPES = (CheckLineOfSight, CheckLinesOfSight, CheckCollision, CheckPath,
                  GetAvailableTransitions)
 
 
-def register_types_early() -> None:
+def register_types_early() -> bool:
     """Register MESSAGE_TYPES and SERVICE_TYPES with the middleware on a participant that
     discovers nothing (ROS_AUTOMATIC_DISCOVERY_RANGE=OFF while it starts; the variable is
-    restored at once). A failure is a warning: the node then still runs, unprotected."""
+    restored at once), unless switched off (``PLANNING_COLLISION_REGISTER_TYPES=0``). A
+    failure is a warning: the node then still runs, unprotected. True when registered."""
+    if not switched_on(REGISTER_TYPES):
+        return False
     saved = os.environ.get("ROS_AUTOMATIC_DISCOVERY_RANGE")
     context = Context()
     try:
@@ -72,5 +88,7 @@ def register_types_early() -> None:
     except Exception as exc:  # the node still works, only without this protection
         rclpy.logging.get_logger("type_registration").warning(
             f"message types not registered ahead of discovery: {exc}")
+        return False
     finally:
         context.try_shutdown()
+    return True

@@ -19,7 +19,7 @@ from test_collision_server import los_request, make_map_data, map_msg, obstacles
 
 from planning_collision import collision_world
 from planning_collision.ros import collision_server as cs
-from planning_collision.ros import run
+from planning_collision.ros.node_executor import NodeExecutor
 from planning_collision_interfaces.msg import ObstacleArray
 from planning_collision_interfaces.srv import CheckLineOfSight, CheckLinesOfSight
 
@@ -31,7 +31,7 @@ def server():
     node = cs.CollisionServer(context=context, namespace="conc", parameter_overrides=[
         Parameter("publish_markers", value=False)])
     assert node.kernels_ready.wait(300.0)
-    executor = run.NodeExecutor(node.executor_threads, context=context)
+    executor = NodeExecutor(node.executor_threads, context=context)
     executor.add_node(node)
     stop = threading.Event()
 

@@ -119,11 +119,40 @@ def test_many_nodes_stopped_at_once_under_load_end_in_time_and_cleanly(how, star
 
 
 PROBE = '''
-import ctypes, sys, time
+import ctypes, sys, threading, time
 from rclpy.node import Node
+from planning_collision.ros.node_executor import NodeExecutor
 from planning_collision.ros.run import run_node
 
 HANG = sys.argv[1]
+SPUN = threading.Event()
+
+
+class Timespec(ctypes.Structure):
+    _fields_ = [("sec", ctypes.c_long), ("nsec", ctypes.c_long)]
+
+
+def busy_in_c(seconds):
+    """A C call that releases the interpreter lock and that no signal interrupts (a timed
+    wait for a mutex this thread holds already): Python's signal handler waits until it ends."""
+    libc = ctypes.CDLL(None)
+    mutex = ctypes.create_string_buffer(64)
+    libc.pthread_mutex_lock(mutex)
+    end = time.time() + seconds
+    libc.pthread_mutex_timedlock(mutex, ctypes.byref(Timespec(int(end), int(end % 1 * 1e9))))
+
+
+class LateToNotice(NodeExecutor):
+    """The main thread is in a long C call when the signal comes, as on a loaded machine."""
+
+    blocked = False
+
+    def spin_once(self, timeout_sec=None):
+        super().spin_once(timeout_sec)
+        if HANG.startswith("late") and SPUN.is_set() and not self.blocked:
+            self.blocked = True
+            print("in C", flush=True)
+            busy_in_c(0.5)
 
 
 def hold_the_interpreter_lock():
@@ -148,6 +177,7 @@ class Probe(Node):
 
     def tick(self):
         print("spinning", flush=True)
+        SPUN.set()
         self.destroy_timer(self.timer)
         if HANG.startswith("spin"):
             deadlock(ctypes.PyDLL(None) if "holding" in HANG else ctypes.CDLL(None))
@@ -158,12 +188,12 @@ class Probe(Node):
             hold_the_interpreter_lock()
 
     def destroy_node(self):
-        if HANG == "destroy":
+        if HANG.endswith("destroy"):
             hold_the_interpreter_lock()
         super().destroy_node()
 
 
-run_node(Probe, sys.argv[:1])
+run_node(Probe, sys.argv[:1], make_executor=lambda node: LateToNotice(context=node.context))
 print("run_node returned", flush=True)
 '''
 
@@ -201,6 +231,29 @@ def test_a_stop_ends_the_process_even_when_a_step_hangs_holding_the_interpreter_
         assert any("(while starting)" in line for line in lines), lines[-30:]
 
 
+def test_a_signal_handled_late_still_ends_the_process_by_its_own_watchdog(tmp_path,
+                                                                          start_process):
+    """The main thread is in a C call for 0.5 s when SIGINT arrives (as under load, when it
+    gets back to Python late), then the DDS teardown hangs holding the interpreter lock. The
+    stop guardian's clock starts at the signal, the node's own watchdog's when Python handles
+    it: the guardian used to kill the process (exit code -9) just before that watchdog ended
+    it cleanly, as it did to map_publisher6 in a CI run. Now the node acknowledges the signal
+    to the guardian, and its watchdog ends it with exit code 0, still within the deadline."""
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE)
+    proc = start_process("probe_late", [sys.executable, str(script), "late, destroy"],
+                         echo=False)
+    assert proc.wait_for_line("in C", 60.0), proc.lines[-20:]
+    proc.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    assert proc.wait(timeout=30.0) == 0, proc.lines[-30:]
+    took = time.monotonic() - started
+    assert took < DEADLINE, (took, proc.lines[-30:])
+    assert not any("stop guardian" in line for line in proc.lines), proc.lines[-30:]
+    assert any("stopping on SIGINT" in line for line in proc.lines), proc.lines[-30:]
+    assert any(WATCHDOG_DUMP in line for line in proc.lines), proc.lines[-30:]
+
+
 @pytest.mark.parametrize("hang, code", [("spin, holding the lock", -signal.SIGKILL),
                                         ("spin, in C", 0)])
 def test_a_callback_stuck_in_a_c_call_does_not_stop_the_stop(tmp_path, start_process, hang,
@@ -235,7 +288,7 @@ def test_the_stop_guardian_ends_with_its_process(tmp_path, start_process):
     script.write_text(PROBE)
     proc = start_process("probe_guarded", [sys.executable, str(script), "nothing"], echo=False)
     assert proc.wait_for_line("spinning", 60.0), proc.lines[-20:]
-    guardians = [pid for pid in _children(proc.pid) if b"stop guardian" in _cmdline(pid)]
+    guardians = [pid for pid in _children(proc.pid) if b"stop_guardian" in _cmdline(pid)]
     assert len(guardians) == 1
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10.0)
