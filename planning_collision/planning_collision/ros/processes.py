@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import IO
 
 PACKAGE = "planning_collision"
+# Names a Fast DDS profile to use instead of the shipped config/fastdds_discovery.xml.
+PROFILE_VARIABLE = "PLANNING_COLLISION_FASTDDS_PROFILE"
 
 
 def share_directory() -> Path:
@@ -69,9 +71,17 @@ def ros_environment(domain_id: int, base: Mapping[str, str] | None = None) -> di
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     env["ROS_DOMAIN_ID"] = str(int(domain_id))
     env.pop("ROS_STATIC_PEERS", None)
-    # The project's own discovery profile, also over one set in the caller's shell: the tests
-    # and the demo must behave the same on every machine.
-    env["FASTDDS_DEFAULT_PROFILES_FILE"] = str(config_file("fastdds_discovery.xml"))
+    # The project's own Fast DDS profile, also over one set in the caller's shell: the tests
+    # and the demo must behave the same on every machine. It keeps the processes off Fast DDS's
+    # shared memory (UDP only), which a peer killed with SIGKILL can stall or deadlock
+    # (eProsima/Fast-DDS#6485; doc/dds.md). PROFILE_VARIABLE names another file instead (to
+    # measure or to turn that off); an empty value is an error, not a silent default.
+    profile = env.get(PROFILE_VARIABLE)
+    if profile is None:
+        profile = str(config_file("fastdds_discovery.xml"))
+    elif not Path(profile).is_file():
+        raise FileNotFoundError(f"{PROFILE_VARIABLE}={profile!r} is not a file")
+    env["FASTDDS_DEFAULT_PROFILES_FILE"] = profile
     # The venv root is an ament prefix (the ROS wheels install there); ament_index needs it.
     env.setdefault("AMENT_PREFIX_PATH", sys.prefix)
     env["PYTHONUNBUFFERED"] = "1"

@@ -40,6 +40,18 @@ def test_params_file_reaches_the_node_and_its_service_answers(tmp_path, start_pr
     assert values[2].startswith("[[0.5, 0.25]")
     assert reply.values[3].bool_value is True  # default from the node's table
     assert server.running()
+    # Talking to each other, neither the node nor this process touched Fast DDS's shared
+    # memory: no port, no data-sharing segment (the shipped profile is UDP only, doc/dds.md).
+    for pid in (server.pid, os.getpid()):
+        assert shared_memory_ports(pid) == [], (pid, shared_memory_ports(pid))
+
+
+def shared_memory_ports(pid: int) -> list[str]:
+    """Fast DDS shared-memory ports and data-sharing segments mapped by process ``pid``."""
+    with open(f"/proc/{pid}/maps") as maps:
+        names = {line.split()[-1] for line in maps if "/dev/shm/" in line}
+    return sorted(name for name in names
+                  if "fastdds_port" in name or "fast_datasharing" in name)
 
 
 def test_empty_array_parameters_are_typed_and_answer_get_parameters(start_process, client):
@@ -130,6 +142,42 @@ def test_child_processes_follow_the_network_rule(domain_id, monkeypatch):
     assert values["ROS_STATIC_PEERS"] == "-"
     assert values["FASTDDS_DEFAULT_PROFILES_FILE"] == str(
         processes.config_file("fastdds_discovery.xml"))
+
+
+def test_another_fastdds_profile_is_chosen_by_its_own_variable(tmp_path, monkeypatch):
+    """PLANNING_COLLISION_FASTDDS_PROFILE replaces the shipped profile (to measure, or to give
+    shared memory back, doc/dds.md); a name that is not a file is an error, not a fallback."""
+    profile = tmp_path / "mine.xml"
+    profile.write_text("<dds/>")
+    monkeypatch.setenv(processes.PROFILE_VARIABLE, str(profile))
+    assert processes.ros_environment(7)["FASTDDS_DEFAULT_PROFILES_FILE"] == str(profile)
+    monkeypatch.setenv(processes.PROFILE_VARIABLE, str(tmp_path / "missing.xml"))
+    with pytest.raises(FileNotFoundError, match="PLANNING_COLLISION_FASTDDS_PROFILE"):
+        processes.ros_environment(7)
+
+
+def test_the_shipped_profile_keeps_data_off_shared_memory():
+    """Every process the project starts talks UDP only: the participant lists its own
+    transport (UDPv4) without the built-in ones, listens for data on UDPv4 locators only (so
+    ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, whose rmw adds a shared-memory transport, still
+    gets no shared-memory port), and data sharing is off for every writer and reader."""
+    import xml.etree.ElementTree as ET
+
+    ns = {"d": "http://www.eprosima.com"}
+    root = ET.parse(processes.config_file("fastdds_discovery.xml")).getroot()
+    descriptors = {d.findtext("d:transport_id", namespaces=ns): d.findtext("d:type", namespaces=ns)
+                   for d in root.iterfind(".//d:transport_descriptor", ns)}
+    participant = root.find(".//d:participant[@is_default_profile='true']", ns)
+    rtps = participant.find("d:rtps", ns)
+    assert rtps.findtext("d:useBuiltinTransports", namespaces=ns) == "false"
+    used = [t.text for t in rtps.iterfind("d:userTransports/d:transport_id", ns)]
+    assert used and all(descriptors[t] == "UDPv4" for t in used)
+    locators = list(rtps.find("d:defaultUnicastLocatorList", ns))
+    assert locators and all([child.tag for child in loc] == [f"{{{ns['d']}}}udpv4"]
+                            for loc in locators)
+    for kind in ("data_writer", "data_reader"):
+        profile = root.find(f".//d:{kind}[@is_default_profile='true']", ns)
+        assert profile.findtext("d:qos/d:data_sharing/d:kind", namespaces=ns) == "OFF"
 
 
 def test_wait_for_line_with_no_timeout_looks_at_the_lines_already_printed(domain_id):
