@@ -40,6 +40,8 @@ import numpy as np
 
 #: Chunks per thread: more chunks balance uneven rows better, each costs one kernel call.
 CHUNKS_PER_THREAD = 2
+#: The longest :func:`start_helpers` waits for every helper thread to be running.
+START_TIMEOUT = 10.0
 
 _pool: ThreadPoolExecutor | None = None
 _pool_workers = 0
@@ -91,11 +93,27 @@ def _helpers(workers: int) -> ThreadPoolExecutor:
 
 def start_helpers() -> None:
     """Start the helper threads now (nodes call it at start, from the cores' ``warmup``), so
-    that the first large request does not pay for starting them."""
+    that the first large request does not pay for starting them: ``available_threads() - 1``
+    threads, all running when this returns.
+
+    ThreadPoolExecutor starts a new thread for a task only when none of its threads is idle,
+    so tasks that return at once would run on one or a few threads (6 of 15 on a 16-core
+    machine). Here each task waits until every helper runs one, so each gets its own thread;
+    the wait is bounded (START_TIMEOUT: helpers busy with another caller's long batch), after
+    which the tasks give up and the pool starts the rest when the work needs them.
+    """
     helpers = available_threads() - 1
     if helpers > 0:
         pool = _helpers(helpers)
-        for future in [pool.submit(int) for _ in range(helpers)]:
+        everyone = threading.Barrier(helpers)
+
+        def meet() -> None:
+            try:
+                everyone.wait(START_TIMEOUT)
+            except threading.BrokenBarrierError:
+                pass
+
+        for future in [pool.submit(meet) for _ in range(helpers)]:
             future.result()
 
 

@@ -105,11 +105,33 @@ def test_orca_keeps_its_own_choice_of_threads():
         resolve_threads(0, 10)
 
 
-def test_start_helpers_starts_the_pool_once():
-    work_sharing.start_helpers()
-    if available_threads() > 1:
+@pytest.mark.parametrize("cores", [None, 2, 16])
+@pytest.mark.parametrize("before", ["nothing", "a shared batch"])
+def test_start_helpers_starts_every_helper_thread(monkeypatch, cores, before):
+    """start_helpers starts ``available_threads() - 1`` helper threads, however many cores
+    (this machine's, or 2 or 16 simulated) and whatever ran before: ThreadPoolExecutor starts
+    a thread for a task only when none of its threads is idle, so tasks that return at once
+    ran on one or a few threads (6 of 15 on a 16-core machine). The test uses a pool of its
+    own, so the order of the tests does not matter."""
+    if cores is not None:
+        monkeypatch.setattr(work_sharing, "available_threads", lambda: cores)
+    cores = work_sharing.available_threads()
+    monkeypatch.setattr(work_sharing, "_pool", None)
+    monkeypatch.setattr(work_sharing, "_pool_workers", 0)
+    try:
+        if before == "a shared batch":  # a pool of cores - 1 workers, with few threads started
+            assert sum(e - b for b, e, _ in record(1000, cores)) == 1000
+        work_sharing.start_helpers()
         pool = work_sharing._pool
-        assert work_sharing._pool_workers >= available_threads() - 1
-        assert len(pool._threads) >= available_threads() - 1
+        if cores == 1:
+            assert pool is None
+            return
+        assert work_sharing._pool_workers == cores - 1
+        assert len(pool._threads) == cores - 1
+        assert all(thread.is_alive() for thread in pool._threads)
         work_sharing.start_helpers()
         assert work_sharing._pool is pool  # not started again
+        assert len(pool._threads) == cores - 1
+    finally:
+        if work_sharing._pool is not None:  # this test's own pool
+            work_sharing._pool.shutdown()
