@@ -90,7 +90,7 @@ class OrcaNode(ManagedNode):
         self._phases = PhaseTimes()
         self._marker_pub = self.create_publisher(MarkerArray, "orca/markers", 50)
         self._raw_markers = codecs.raw_markers
-        self._odometry = Resubscriber(self, self._warn)
+        self._odometry = Resubscriber(self, self._warn, tries=p.odometry_resubscribe_tries)
         self._subscribe(p, codecs.raw_odometry)
         self.create_timer(1.0, self._odometry.check)
         self.create_timer(settings.time_step, self._step)

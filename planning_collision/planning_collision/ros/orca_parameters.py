@@ -70,6 +70,10 @@ PARAMETERS = (
           "is taken from the header stamp; the arrival time when the stamp is zero or in the "
           "future): a controlled agent is sent zero velocity, an observed one is forgotten. "
           "Also the age at which a cmd_vel_in command stops counting.", dynamic=True),
+    Param("odometry_resubscribe_tries", 3, "How many times an agent's odometry is "
+          "subscribed again when its publisher matched but sent nothing for 5 s (a Fast DDS 3 "
+          "discovery race can leave such a match silent for good); then one warning. 0: never "
+          "(see doc/workarounds.md)."),
     Param("latency_allowance", 0.1, "Seconds of odometry age that safety_margin covers. "
           "Older odometry is extrapolated to the control time with its velocity, and the "
           "agent's radius in ORCA grows by max_speed x (age - latency_allowance), up to "
