@@ -30,10 +30,10 @@ import yaml
 
 NS = "peer_death"
 ROBOTS = ("r1", "r2")
-ROUNDS = 12
+ROUNDS = 15
 PEERS_PER_ROUND = 3
 RAYS = 10_000
-IN_FLIGHT = 2  # 10,000-ray requests each peer keeps outstanding
+IN_FLIGHT = 1  # 10,000-ray requests each peer keeps outstanding
 MAX_COMMAND_GAP = 1.0  # s, the criterion
 MAX_QUERY_LATENCY = 1.0  # s
 QUERY_GIVE_UP = 5.0  # s: a query not answered by then counts as unanswered
