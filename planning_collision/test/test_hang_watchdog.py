@@ -1,0 +1,130 @@
+"""The hang watchdog (hang_watchdog.py): a test hung in C with the GIL held is dumped and the
+run fails at once, with and without xdist; the watcher never outlives pytest."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+HUNG_TESTS = '''
+import ctypes
+
+
+def test_before():
+    pass
+
+
+def test_hang():
+    # A self-deadlock on a futex, the GIL held (ctypes.PyDLL keeps it during the call), as
+    # Fast DDS's shared-memory transport did (issue #20); no signal ends this wait.
+    libc = ctypes.PyDLL(None)
+    mutex = ctypes.create_string_buffer(64)  # a zeroed pthread_mutex_t: a default mutex
+    libc.pthread_mutex_lock(mutex)
+    libc.pthread_mutex_lock(mutex)
+
+
+def test_after():
+    pass
+'''
+
+
+def run_pytest(tmp_path: Path, *args: str, source: str = HUNG_TESTS, timeout: float = 90.0):
+    """Run pytest on ``source`` (as test_hang.py) in a subprocess with the watchdog plugin;
+    returns (exit code, output, seconds)."""
+    (tmp_path / "test_hang.py").write_text(source)
+    env = dict(os.environ, PYTHONPATH=str(HERE))
+    env.pop("PYTEST_ADDOPTS", None)
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "hang_watchdog", "-p", "no:cacheprovider",
+         "--timeout=0", *args, "test_hang.py"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    return result.returncode, result.stdout + result.stderr, time.monotonic() - started
+
+
+def assert_dumped(output: str) -> None:
+    # the watcher names the test, then py-spy's native and Python frames of the hung thread
+    assert "hang watchdog: 'test_hang.py::test_hang' has run for" in output, output
+    assert "py-spy dump --native --pid" in output, output
+    assert "pthread_mutex_lock" in output, output  # native frame
+    assert "test_hang (test_hang.py:" in output, output  # Python frame, as py-spy shows it
+    # faulthandler's dump, written by the hung process itself without the GIL
+    assert 'test_hang.py", line ' in output and " in test_hang" in output, output
+    assert "hang watchdog: killing pytest process" in output, output
+
+
+def test_a_test_hung_holding_the_gil_is_dumped_and_the_run_ends_at_once(tmp_path):
+    code, output, seconds = run_pytest(tmp_path, "--hang-timeout=3")
+    assert_dumped(output)
+    assert code == -signal.SIGKILL, output  # 137 in a shell: make and CI see a failure
+    assert seconds < 60, f"took {seconds:.1f} s:\n{output}"
+
+
+def test_under_xdist_the_worker_is_killed_and_the_test_named_as_failed(tmp_path):
+    code, output, seconds = run_pytest(tmp_path, "--hang-timeout=3", "-n", "2")
+    assert_dumped(output)
+    assert "crashed while running 'test_hang.py::test_hang'" in output, output
+    assert "FAILED test_hang.py::test_hang" in output, output
+    assert code == 1, output
+    assert seconds < 90, f"took {seconds:.1f} s:\n{output}"
+
+
+def process_gone(pid: int, timeout: float) -> bool:
+    """Whether process ``pid`` ends (or is only a zombie left to reap) within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state == "Z":
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
+def start_session(tmp_path: Path, source: str) -> tuple[subprocess.Popen, int]:
+    """Start a pytest session with the watchdog; returns it and its watcher's PID."""
+    (tmp_path / "test_hang.py").write_text(source)
+    env = dict(os.environ, PYTHONPATH=str(HERE))
+    env.pop("PYTEST_ADDOPTS", None)
+    session = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "hang_watchdog", "-p", "no:cacheprovider",
+         "--hang-timeout=60", "-s", "test_hang.py"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in session.stdout:
+        if line.startswith("hang watchdog: pid "):
+            return session, int(line.split()[3].rstrip(","))
+    session.kill()
+    raise AssertionError("no watcher was announced")
+
+
+def test_the_watcher_ends_with_pytest(tmp_path):
+    # a session that ends normally stops its watcher
+    session, watcher = start_session(tmp_path, "def test_quick():\n    pass\n")
+    output = session.stdout.read()
+    assert session.wait(30) == 0, output
+    assert process_gone(watcher, 5.0)
+    # and a session killed in the middle of a test takes its watcher along
+    session, watcher = start_session(
+        tmp_path, "import time\n\ndef test_slow():\n    print('running', flush=True)\n"
+                  "    time.sleep(60)\n")
+    try:
+        for line in session.stdout:
+            if "running" in line:
+                break
+        assert not process_gone(watcher, 0.0)
+        session.kill()
+        session.wait(10)
+        assert process_gone(watcher, 5.0)
+    finally:
+        session.kill()
+        session.wait(10)
+        session.stdout.close()
