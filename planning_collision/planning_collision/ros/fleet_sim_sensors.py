@@ -27,16 +27,18 @@ from .parameters import Param
 
 PARAMETERS = (
     Param("odom_rate_hz", 0.0, "Odometry messages per second per robot; 0: after every "
-          "simulation tick."),
+          "simulation tick.", at_least=0.0),
     Param("odom_latency", 0.0, "Seconds between measuring a robot's odometry (its header "
-          "stamp) and publishing it, as on a loaded robot computer."),
+          "stamp) and publishing it, as on a loaded robot computer.", at_least=0.0),
     Param("localization_rate_hz", 0.0, "A simulated localizer (AMCL): poses per second of "
           "every ORCA robot on <name>/amcl_pose and its global_frame -> <name>/odom transform "
-          "on tf_topic; 0: no localizer."),
+          "on tf_topic; 0: no localizer.", at_least=0.0),
     Param("localization_latency", 0.0, "Seconds between a localizer measurement (its stamp) "
-          "and its publication."),
-    Param("localization_position_noise", 0.0, "Std (m) of the localizer's position error."),
-    Param("localization_yaw_noise", 0.0, "Std (rad) of the localizer's heading error."),
+          "and its publication.", at_least=0.0),
+    Param("localization_position_noise", 0.0, "Std (m) of the localizer's position error.",
+          at_least=0.0),
+    Param("localization_yaw_noise", 0.0, "Std (rad) of the localizer's heading error.",
+          at_least=0.0),
     Param("pose_topic", "amcl_pose", "The localizer's pose topic inside each robot's "
           "namespace."),
     Param("tf_topic", "/tf", "Topic of the localizer's map -> odom transforms."),

@@ -17,6 +17,7 @@ import yaml
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
+from rcl_interfaces.srv import DescribeParameters
 from rclpy.duration import Duration
 from ros_clients import close_then_stop
 from visualization_msgs.msg import Marker, MarkerArray
@@ -380,6 +381,23 @@ def test_a_person_walks_to_its_goal_by_itself(sims):
     assert fleet_values["robots"] == str(len(NAMES)) and fleet_values["rate_hz"] == "25"
     assert float(fleet_values["sim_time"]) == pytest.approx(int(fleet_values["steps"]) * 0.04)
     assert int(fleet_values["steps"]) > 25
+    # The pacing clock's report: simulated seconds per wall second are steps per second x dt.
+    assert float(fleet_values["real_time_factor"]) == pytest.approx(
+        float(fleet_values["achieved_rate"]) * 0.04, abs=1e-3)
+    assert int(fleet_values["late_ticks"]) >= 0 and float(fleet_values["dropped_time"]) >= 0.0
+
+
+def test_ros2_param_describe_shows_the_bounds(sims):
+    client = sims[1]["fs1"].client
+    names = ["rate_hz", "odom_latency", "noise_seed", "scenario"]
+    reply = client.call(DescribeParameters, "/fs1/fleet_sim/describe_parameters",
+                        DescribeParameters.Request(names=names))
+    rate, latency, seed, scenario = reply.descriptors
+    assert rate.additional_constraints == "finite and > 0" and not rate.floating_point_range
+    assert latency.additional_constraints == "finite and >= 0"
+    assert latency.floating_point_range[0].from_value == 0.0
+    assert (seed.integer_range[0].from_value, seed.additional_constraints) == (0, ">= 0")
+    assert scenario.additional_constraints == "" and rate.read_only
 
 
 def test_a_bad_scenario_is_reported_and_the_node_keeps_running(sims, client):
