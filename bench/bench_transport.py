@@ -162,7 +162,10 @@ def main() -> int:
                     "bench_client", [sys.executable, __file__, "--measure"],
                     processes.pick_domain_id(), echo=False,
                     extra_env={processes.PROFILE_VARIABLE: str(profile)})
-                code = client.wait(600.0)
+                try:
+                    code = client.wait(900.0)
+                finally:
+                    client.stop()  # a timed-out run is ended, with its server (SIGINT first)
                 lines = [line for line in client.lines if line.startswith("result ")]
                 if code != 0 or not lines:
                     print(f"error: the {name} run failed:\n" + "\n".join(client.lines[-20:]),

@@ -82,10 +82,21 @@ def ros_environment(domain_id: int, base: Mapping[str, str] | None = None) -> di
     elif not Path(profile).is_file():
         raise FileNotFoundError(f"{PROFILE_VARIABLE}={profile!r} is not a file")
     env["FASTDDS_DEFAULT_PROFILES_FILE"] = profile
+    if fastdds_2_installed():  # Jazzy's Fast DDS 2 reads only the old name
+        env["FASTRTPS_DEFAULT_PROFILES_FILE"] = profile
     # The venv root is an ament prefix (the ROS wheels install there); ament_index needs it.
     env.setdefault("AMENT_PREFIX_PATH", sys.prefix)
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+def fastdds_2_installed() -> bool:
+    """Whether the Fast DDS beside this interpreter (or in an ament prefix) is 2.x, which reads
+    its profile from FASTRTPS_DEFAULT_PROFILES_FILE (3.x reads FASTDDS_DEFAULT_PROFILES_FILE and
+    warns about the old name)."""
+    prefixes = [sys.prefix, *os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)]
+    return any(any((Path(prefix) / "lib").glob("libfastrtps.so*"))
+               for prefix in prefixes if prefix)
 
 
 def apply_network_rule(domain_id: int) -> None:

@@ -51,7 +51,8 @@ def shared_memory_ports(pid: int) -> list[str]:
     with open(f"/proc/{pid}/maps") as maps:
         names = {line.split()[-1] for line in maps if "/dev/shm/" in line}
     return sorted(name for name in names
-                  if "fastdds_port" in name or "fast_datasharing" in name)
+                  if any(kind in name for kind in ("fastdds_port", "fastrtps_port",
+                                                   "fast_datasharing")))
 
 
 def test_empty_array_parameters_are_typed_and_answer_get_parameters(start_process, client):
@@ -142,6 +143,18 @@ def test_child_processes_follow_the_network_rule(domain_id, monkeypatch):
     assert values["ROS_STATIC_PEERS"] == "-"
     assert values["FASTDDS_DEFAULT_PROFILES_FILE"] == str(
         processes.config_file("fastdds_discovery.xml"))
+
+
+def test_fastdds_2_reads_the_profile_from_its_own_variable():
+    """Fast DDS 2 (Jazzy) reads FASTRTPS_DEFAULT_PROFILES_FILE only: without it the shipped
+    profile was never applied there (shared memory, slow discovery)."""
+    env = processes.ros_environment(7)
+    if processes.fastdds_2_installed():
+        assert env["FASTRTPS_DEFAULT_PROFILES_FILE"] == env["FASTDDS_DEFAULT_PROFILES_FILE"]
+    else:  # Fast DDS 3 would warn that the old name is deprecated
+        assert "FASTRTPS_DEFAULT_PROFILES_FILE" not in env or (
+            env["FASTRTPS_DEFAULT_PROFILES_FILE"] == os.environ.get(
+                "FASTRTPS_DEFAULT_PROFILES_FILE"))
 
 
 def test_another_fastdds_profile_is_chosen_by_its_own_variable(tmp_path, monkeypatch):
