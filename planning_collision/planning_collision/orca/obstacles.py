@@ -14,7 +14,13 @@ and edges crossing the split line are cut in two (the cut adds a convex vertex).
 that edge by trying every edge against every other, O(m^2) per node, which took minutes
 for a 10,000-vertex polygon or a large map.  Nodes of up to ``EXACT_SPLIT_MAX`` (256) edges
 still do so; larger nodes try ``SPLIT_SAMPLES`` evenly spaced candidates with RVO2's
-criterion, so the build takes O(n log n).
+criterion, so the build takes O(n log n) when those splits are balanced.  Where they
+cannot be (a convex polygon, a room's walls: every edge has all the others on one side, so
+any tree of them is a chain n deep), a node takes all its one-sided edges at once, found
+from the convex hull of its vertices in O(m log m), instead of one per pass over its edges:
+a convex 10,000-gon took 35 s (O(n^2)) and now takes milliseconds.  A polygon whose edges
+split each other this badly without lying on a hull (a fine zigzag around a circle) still
+costs O(n^2); the build releases the GIL, so a node's other threads keep running meanwhile.
 
 What that changes, precisely: for sets of at most 256 edges nothing (the edge list, the cut
 vertices and the order in which neighbours are found are RVO2's).  For larger sets the tree
@@ -28,10 +34,13 @@ RVO2's test to every edge that can block the segment.
 """
 
 import functools
+import math
 from typing import NamedTuple
 
 import numba
 import numpy as np
+
+from planning_collision.common.hull import convex_hull
 
 from .constants import EPSILON, NONE
 from .validation import MAX_MAGNITUDE, TINY, as_orca_points, as_position, as_scalar
@@ -41,6 +50,9 @@ from .validation import MAX_MAGNITUDE, TINY, as_orca_points, as_position, as_sca
 EXACT_SPLIT_MAX = 256
 #: Larger nodes try this many evenly spaced candidate edges (O(m) per node).
 SPLIT_SAMPLES = 16
+#: A larger node whose best sampled split leaves at least (CHAIN_SPLIT - 1) / CHAIN_SPLIT of
+#: its edges on one side takes all its one-sided edges at once (see :func:`_build_tree`).
+CHAIN_SPLIT = 16
 
 
 class ObstacleVertices(NamedTuple):
@@ -203,13 +215,114 @@ def _grow_flags(a, capacity):
 
 
 @numba.njit(cache=True, error_model="numpy")
+def _hull_angles(hull):
+    """Direction angles of the CCW hull's edges (edge k: hull[k] -> hull[k + 1]), made
+    increasing from edge 0's (they turn through one full turn)."""
+    h = hull.shape[0]
+    angles = np.empty(h)
+    for k in range(h):
+        j = k + 1 if k + 1 < h else 0
+        angles[k] = math.atan2(hull[j, 1] - hull[k, 1], hull[j, 0] - hull[k, 0])
+        if k > 0:
+            while angles[k] < angles[k - 1]:
+                angles[k] += 2.0 * math.pi
+    return angles
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _support(hull, angles, theta):
+    """Index of the hull vertex where the hull's edge direction passes ``theta``: the vertex
+    farthest to the right of a line of direction ``theta`` (up to rounding of the angles:
+    callers also look at its two neighbours)."""
+    h = hull.shape[0]
+    while theta < angles[0]:
+        theta += 2.0 * math.pi
+    while theta >= angles[0] + 2.0 * math.pi:
+        theta -= 2.0 * math.pi
+    lo = 0
+    hi = h
+    while lo < hi:  # first k with angles[k] >= theta
+        mid = (lo + hi) // 2
+        if angles[mid] < theta:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < h else 0
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _extreme_side(hull, k, ax, ay, bx, by, lowest):
+    """The lowest (or highest) _left_of(a, b, .) among hull vertices k - 1, k, k + 1."""
+    h = hull.shape[0]
+    best = _left_of(ax, ay, bx, by, hull[k, 0], hull[k, 1])
+    for j in (k - 1 if k > 0 else h - 1, k + 1 if k + 1 < h else 0):
+        s = _left_of(ax, ay, bx, by, hull[j, 0], hull[j, 1])
+        best = min(best, s) if lowest else max(best, s)
+    return best
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _one_sided_edges(points, nxt, pool, start, size, sides):
+    """Which edges of a node have every other edge of the node on one side of their line:
+    ``sides[b]`` 0 (every one on the left, RVO2's test ``>= -EPSILON``), 1 (every one on the
+    right) or -1 (neither), for the edge ``pool[start + b]``; returns how many are one-sided.
+
+    O(size log size): every edge endpoint lies in the convex hull of the endpoints, so the
+    lowest (highest) value of the affine side test over them is taken at the hull vertex
+    that supports the edge's right (left) normal, found by its angle among the hull edges'.
+    """
+    ends = np.empty((2 * size, 2))
+    for b in range(size):
+        j1 = pool[start + b]
+        j2 = nxt[j1]
+        ends[2 * b, 0] = points[j1, 0]
+        ends[2 * b, 1] = points[j1, 1]
+        ends[2 * b + 1, 0] = points[j2, 0]
+        ends[2 * b + 1, 1] = points[j2, 1]
+    hull = convex_hull(ends)
+    count = 0
+    if hull.shape[0] < 2:
+        for b in range(size):
+            sides[b] = -1
+        return 0
+    angles = _hull_angles(hull)
+    for b in range(size):
+        j1 = pool[start + b]
+        j2 = nxt[j1]
+        ax = points[j1, 0]
+        ay = points[j1, 1]
+        bx = points[j2, 0]
+        by = points[j2, 1]
+        theta = math.atan2(by - ay, bx - ax)
+        sides[b] = -1
+        low = _extreme_side(hull, _support(hull, angles, theta), ax, ay, bx, by, True)
+        if low >= -EPSILON:
+            sides[b] = 0
+        else:
+            high = _extreme_side(hull, _support(hull, angles, theta + math.pi), ax, ay, bx,
+                                 by, False)
+            if high <= EPSILON:
+                sides[b] = 1
+        if sides[b] >= 0:
+            count += 1
+    return count
+
+
+@numba.njit(cache=True, error_model="numpy", nogil=True)
 def _build_tree(vertices, exact_max, split_samples):
     """Binary space partition of the edges (RVO2's rules), cutting edges that straddle.
 
     ``vertices`` is an :class:`ObstacleVertices`; returns a :class:`BuiltTree` (the vertex
     arrays grow by the cut vertices).  The recursion of RVO2 is replaced by an explicit
     stack that visits the left subtree before the right one, so added vertices get the
-    same numbering.
+    same numbering.  The edge lists live in one pool used as a stack (a node's children
+    replace it), so it holds O(n) entries however deep the tree.
+
+    A node of more than ``exact_max`` edges whose best sampled split leaves almost all of
+    them on one side (a convex polygon, a room's walls: every edge has all others on one
+    side, so any tree of them is a chain) takes every one-sided edge at once
+    (:func:`_one_sided_edges`) as a chain of nodes, instead of one per sampling pass: that
+    made a convex 10,000-gon take O(n^2), 35 s.  Releases the GIL.
     """
     n = vertices.points.shape[0]
     cap = max(n * 2, 4)
@@ -229,10 +342,13 @@ def _build_tree(vertices, exact_max, split_samples):
     n_nodes = 0
 
     # Pool of edge lists; the stack holds (start, length, parent node, 0 left / 1 right).
+    # The lists of the stack's entries lie in the pool in stack order (a node's right child
+    # below its left one), so the popped entry's list is the top one.
     pool = np.empty(max(4 * n, 4), np.int64)
     for k in range(n):
         pool[k] = k
     pool_len = n
+    sides = np.empty(max(n, 1), np.int64)
     stack_start = np.zeros(max(2 * n + 2, 4), np.int64)
     stack_size = np.zeros(max(2 * n + 2, 4), np.int64)
     stack_parent = np.zeros(max(2 * n + 2, 4), np.int64)
@@ -248,18 +364,7 @@ def _build_tree(vertices, exact_max, split_samples):
         side = stack_side[top]
         if size == 0:
             continue
-        if n_nodes == node_cap:
-            node_cap *= 2
-            tree_vertex = _grow_ints(tree_vertex, node_cap)
-            tree_left = _grow_ints(tree_left, node_cap)
-            tree_right = _grow_ints(tree_right, node_cap)
-        node = n_nodes
-        n_nodes += 1
-        if parent != NONE:
-            if side == 0:
-                tree_left[parent] = node
-            else:
-                tree_right[parent] = node
+        pool_len = start + size  # what lay above it belonged to finished subtrees
 
         # Choose the edge whose line splits the others most evenly: minimise
         # (max(left, right), min(left, right)) lexicographically, first edge on ties.
@@ -306,12 +411,70 @@ def _build_tree(vertices, exact_max, split_samples):
                 best_right = n_right
                 best = a
 
-        # Partition the other edges, cutting those that cross the split line.
+        peeled = 0
+        if size > exact_max and CHAIN_SPLIT * max(best_left, best_right) >= \
+                (CHAIN_SPLIT - 1) * size:
+            peeled = _one_sided_edges(points, nxt, pool, start, size, sides)
+        if peeled > 0:
+            # A chain of the one-sided edges (in list order), each with the rest on its
+            # one side; the other edges keep their order, moved down to ``start``.
+            kept = 0
+            for b in range(size):
+                j1 = pool[start + b]
+                if sides[b] < 0:
+                    pool[start + kept] = j1
+                    kept += 1
+                    continue
+                if n_nodes == node_cap:
+                    node_cap *= 2
+                    tree_vertex = _grow_ints(tree_vertex, node_cap)
+                    tree_left = _grow_ints(tree_left, node_cap)
+                    tree_right = _grow_ints(tree_right, node_cap)
+                node = n_nodes
+                n_nodes += 1
+                if parent != NONE:
+                    if side == 0:
+                        tree_left[parent] = node
+                    else:
+                        tree_right[parent] = node
+                tree_vertex[node] = j1
+                parent = node
+                side = sides[b]
+            pool_len = start + kept
+            if top + 1 > stack_start.shape[0]:
+                cap = 2 * stack_start.shape[0]
+                stack_start = _grow_ints(stack_start, cap)
+                stack_size = _grow_ints(stack_size, cap)
+                stack_parent = _grow_ints(stack_parent, cap)
+                stack_side = _grow_ints(stack_side, cap)
+            stack_start[top] = start
+            stack_size[top] = kept
+            stack_parent[top] = parent
+            stack_side[top] = side
+            top += 1
+            continue
+
+        if n_nodes == node_cap:
+            node_cap *= 2
+            tree_vertex = _grow_ints(tree_vertex, node_cap)
+            tree_left = _grow_ints(tree_left, node_cap)
+            tree_right = _grow_ints(tree_right, node_cap)
+        node = n_nodes
+        n_nodes += 1
+        if parent != NONE:
+            if side == 0:
+                tree_left[parent] = node
+            else:
+                tree_right[parent] = node
+
+        # Partition the other edges, cutting those that cross the split line: the right
+        # list, then the left one, written above the pool's top and then moved down over
+        # this node's own list.
         need = pool_len + best_left + best_right
         if need > pool.shape[0]:
             pool = _grow_ints(pool, max(2 * pool.shape[0], need))
-        left_start = pool_len
-        right_start = pool_len + best_left
+        right_start = pool_len
+        left_start = pool_len + best_right
         n_left = 0
         n_right = 0
         i1 = pool[start + best]
@@ -368,7 +531,14 @@ def _build_tree(vertices, exact_max, split_samples):
                 n_left += 1
                 n_right += 1
         tree_vertex[node] = i1
-        pool_len = need
+        moved = n_left + n_right
+        for b in range(moved):  # down over this node's list (start <= pool_len)
+            pool[start + b] = pool[right_start + b]
+        right_start = start
+        left_start = start + n_right
+        pool_len = start + moved
+        if sides.shape[0] < moved:
+            sides = np.empty(2 * moved, np.int64)
         if top + 2 > stack_start.shape[0]:
             cap = 2 * stack_start.shape[0]
             stack_start = _grow_ints(stack_start, cap)
@@ -462,7 +632,7 @@ def find_obstacle_neighbors(px, py, range_sq, points, nxt, tree_vertex, tree_lef
     return count
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", nogil=True)
 def _visible(ax, ay, bx, by, radius, obstacles):
     points = obstacles.points
     nxt = obstacles.next_vertex

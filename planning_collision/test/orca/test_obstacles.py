@@ -345,3 +345,72 @@ def test_a_10000_vertex_polygon_and_4000_squares_build():
             ref, ref_d = brute_force_neighbors(obs, p, 16.0)
             assert sorted(ours.tolist()) == sorted(ref.tolist())
             assert np.array_equal(ours_d, ref_d)
+
+
+def tree_is_a_partition(obs):
+    """Every edge below a node lies on the side of the node's line its subtree stands for
+    (the build's own test, within RVO2's EPSILON)."""
+    a, nxt = obs.points, obs.next_vertex
+    eps = 1e-5
+
+    def side_of(node, k):
+        p, q = a[obs.tree_vertex[node]], a[nxt[obs.tree_vertex[node]]]
+        return [(p[0] - c[0]) * (q[1] - p[1]) - (p[1] - c[1]) * (q[0] - p[0])
+                for c in (a[k], a[nxt[k]])]
+
+    def edges_below(node):
+        out, todo = [], [node]
+        while todo:
+            n = todo.pop()
+            if n >= 0:
+                out.append(obs.tree_vertex[n])
+                todo += [obs.tree_left[n], obs.tree_right[n]]
+        return out
+
+    for node in range(len(obs.tree_vertex)):
+        for k in edges_below(obs.tree_left[node]):
+            assert min(side_of(node, k)) >= -eps
+        for k in edges_below(obs.tree_right[node]):
+            assert max(side_of(node, k)) <= eps
+    assert sorted(edges_below(0)) == list(range(obs.num_vertices))  # each edge once
+
+
+def convex_ring(n, radius, clockwise=False):
+    angle = np.linspace(0.0, 2.0 * np.pi, n, endpoint=False)
+    ring = np.column_stack([radius * np.cos(angle), radius * np.sin(angle)])
+    return ring[::-1].copy() if clockwise else ring
+
+
+def test_a_partition_that_can_only_be_a_chain_builds_in_n_log_n():
+    """Issue #20: a convex 10,000-gon (every edge has all others on its left) took 35 s of
+    CPU time to build (a chain of 10,000 nodes, each found by 16 passes over the rest), and
+    held the interpreter all along; a room's walls (clockwise) are the same chain mirrored,
+    and so is a rectangle drawn with thousands of collinear vertices."""
+    import time
+
+    side = np.linspace(0.0, 40.0, 2500, endpoint=False)
+    rectangle = np.concatenate([np.column_stack([side, np.zeros_like(side)]),
+                                np.column_stack([np.full_like(side, 40.0), side]),
+                                np.column_stack([40.0 - side, np.full_like(side, 40.0)]),
+                                np.column_stack([np.zeros_like(side), 40.0 - side])])
+    rng = np.random.default_rng(25)
+    for polys in ([convex_ring(10_000, 50.0)], [convex_ring(10_000, 50.0, clockwise=True)],
+                  [rectangle], [convex_ring(5000, 50.0, clockwise=True),
+                                convex_ring(3000, 10.0) + 20.0]):
+        started = time.thread_time()
+        obs = build_obstacles(polys)
+        assert time.thread_time() - started < 2.0
+        assert obs.num_vertices - obs.num_input_vertices <= 4 * (len(polys) - 1)  # few cuts
+        for _ in range(40):
+            p = rng.uniform(-60.0, 60.0, 2)
+            ours, ours_d = tree_neighbors(obs, p, 25.0)
+            ref, ref_d = brute_force_neighbors(obs, p, 25.0)
+            assert sorted(ours.tolist()) == sorted(ref.tolist())
+            assert np.array_equal(ours_d, ref_d)
+    tree_is_a_partition(build_obstacles([convex_ring(600, 5.0),
+                                         convex_ring(700, 20.0, clockwise=True)]))
+
+
+def test_large_random_sets_are_partitions():
+    rng = np.random.default_rng(26)
+    tree_is_a_partition(build_obstacles(many_polygons(rng, 120)))
