@@ -12,6 +12,11 @@ world -> map transform from tf2_ros, since nothing else here publishes tf) when 
 tf2_ros are installed; without them the demo runs without RViz and says so.
 Without ros2 launch (the PyPI install), ``make demo`` runs the same processes and draws
 pictures.
+
+Arguments: scenario, orca_params, rviz, rviz_config, and Nav2's standard autostart,
+use_respawn, log_level, use_lifecycle_manager (see planning_collision/launch_support.py). No
+namespace (the RViz configuration names the demo's topics) and no use_sim_time (fleet_sim
+simulates the robots on the wall clock; nothing publishes /clock).
 """
 
 import os
@@ -26,8 +31,9 @@ from launch_ros.actions import Node
 from planning_collision.launch_support import (
     autostart,
     installed,
-    lifecycle_arguments,
     lifecycle_manager,
+    node_options,
+    standard_arguments,
 )
 
 # Packages the RViz part needs; package.xml does not depend on them (the demo runs without).
@@ -61,6 +67,8 @@ def generate_launch_description():
     share = get_package_share_directory("planning_collision")
     scenario = LaunchConfiguration("scenario")
     return LaunchDescription([
+        # Every argument first: launch sets a default only when it reaches the declaration.
+        *standard_arguments(namespace=False, use_sim_time=False),
         DeclareLaunchArgument(
             "scenario", default_value=os.path.join(share, "config", "scenarios/swap_room.yaml"),
             description="Scenario YAML (robots, obstacles, map); orca_params must match it"),
@@ -76,24 +84,24 @@ def generate_launch_description():
             package="planning_collision", executable="map_publisher", name="map_publisher",
             parameters=[os.path.join(share, "config", "map_publisher.yaml"),
                         {"scenario": scenario}],
-            output="screen", emulate_tty=True),
+            **node_options()),
         Node(
             package="planning_collision", executable="collision_server",
             name="collision_server",
             parameters=[os.path.join(share, "config", "collision_server.yaml"),
                         {"autostart": autostart()}],
-            output="screen", emulate_tty=True),
+            **node_options()),
         Node(
             package="planning_collision", executable="fleet_sim", name="fleet_sim",
             parameters=[os.path.join(share, "config", "fleet_sim.yaml"),
                         {"scenario": scenario, "start": "commands"}],
-            output="screen", emulate_tty=True),
+            **node_options()),
         Node(
             package="planning_collision", executable="orca_node", name="orca_node",
             parameters=[os.path.join(share, "config", "orca.yaml"),
                         LaunchConfiguration("orca_params"), {"autostart": autostart()}],
-            output="screen", emulate_tty=True),
+            **node_options()),
         *rviz_actions(LaunchConfiguration("rviz"), LaunchConfiguration("rviz_config")),
-        *lifecycle_arguments(),
-        *lifecycle_manager("lifecycle_manager", ["collision_server", "orca_node"]),
+        *lifecycle_manager("lifecycle_manager", ["collision_server", "orca_node"],
+                           use_sim_time=False),
     ])
