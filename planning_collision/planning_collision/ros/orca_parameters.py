@@ -97,7 +97,7 @@ PARAMETERS = (
           dynamic=True),
     Param("goal_tolerance", 0.1, "Metres: within this distance of its goal an agent's "
           "preferred velocity is zero.", dynamic=True),
-    Param("cmd_vel_in_topic", "cmd_vel_nav", "Navigation command topic inside each "
+    Param("cmd_vel_in_topic", "cmd_vel_smoothed", "Navigation command topic inside each "
           "controlled agent's namespace (cmd_vel mode), body frame. When ORCA leaves the "
           "command unchanged it is passed on exactly, angular velocity included (bounded by "
           "max_angular_speed)."),

@@ -41,7 +41,7 @@ from .switches import STOP_GUARDIAN, switched_on
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # The process has ended this many seconds after the first stop signal was handled.
-STOP_DEADLINE = 2.0
+STOP_DEADLINE = 1.8
 # Of which at most this long may go to waiting for callbacks that were running at the signal.
 CALLBACK_WAIT = 1.0
 # The stop guardian kills a process that has not ended this many seconds after the signal,
