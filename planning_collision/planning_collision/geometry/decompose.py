@@ -40,12 +40,12 @@ from .shapes import ConvexShape, as_points
 _NONE = -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _turn(p, a, b, c):
     return orient(p[a, 0], p[a, 1], p[b, 0], p[b, 1], p[c, 0], p[c, 1])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _segments_meet(p, i, j):
     """True if edges i (p[i]-p[i+1]) and j (p[j]-p[j+1]) intersect or touch."""
     n = p.shape[0]
@@ -62,7 +62,7 @@ def _segments_meet(p, i, j):
 # and neighbour queries go by node alone, without comparisons.
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _priorities(n):
     out = np.empty(n, np.uint64)
     state = np.uint64(0x9E3779B97F4A7C15)
@@ -74,7 +74,7 @@ def _priorities(n):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rotate_up(x, left, right, parent, root):
     """Rotate node ``x`` above its parent; returns the (possibly new) root."""
     p = parent[x]
@@ -100,7 +100,7 @@ def _rotate_up(x, left, right, parent, root):
     return root
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _attach(x, at, as_left, left, right, parent, prio, root):
     """Attach ``x`` as a leaf below ``at`` (-1: empty tree), restore the heap order."""
     left[x] = _NONE
@@ -117,7 +117,7 @@ def _attach(x, at, as_left, left, right, parent, prio, root):
     return root
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _detach(x, left, right, parent, prio, root):
     """Remove node ``x`` (rotated down to a leaf first); returns the new root."""
     while left[x] != _NONE or right[x] != _NONE:
@@ -141,7 +141,7 @@ def _detach(x, left, right, parent, prio, root):
     return root
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _before(x, left, right, parent):
     """In-order predecessor of node ``x`` (-1 if none)."""
     if left[x] != _NONE:
@@ -155,7 +155,7 @@ def _before(x, left, right, parent):
     return parent[y]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _after(x, left, right, parent):
     """In-order successor of node ``x`` (-1 if none)."""
     if right[x] != _NONE:
@@ -170,13 +170,13 @@ def _after(x, left, right, parent):
 
 
 # ------------------------------------------------------------------ self-intersection sweep
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _adjacent(i, j, n):
     d = abs(i - j)
     return d == 1 or d == n - 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _meet_if_apart(p, i, j):
     """Non-adjacent edges ``i`` and ``j`` (either may be -1) that intersect or touch."""
     if i == _NONE or j == _NONE or _adjacent(i, j, p.shape[0]):
@@ -184,7 +184,7 @@ def _meet_if_apart(p, i, j):
     return _segments_meet(p, i, j)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _first_crossing(p, lo, hi, events):
     """A pair of non-adjacent edges that meet, or (-1, -1) for a simple polygon.
 
@@ -242,13 +242,13 @@ def _first_crossing(p, lo, hi, events):
 
 
 # ------------------------------------------------------------------ monotone partition
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _higher(p, a, b):
     """Sweep order (top to bottom): ``a`` before ``b`` (larger y, then smaller x)."""
     return p[a, 1] > p[b, 1] or (p[a, 1] == p[b, 1] and p[a, 0] < p[b, 0])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _edge_left_of(p, root, left, right, v):
     """The edge of the sweep's set directly left of vertex ``v`` (-1 if none).
 
@@ -267,7 +267,7 @@ def _edge_left_of(p, root, left, right, v):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _insert_edge(p, root, left, right, parent, prio, e):
     """Insert downward edge ``e`` (from vertex ``e``, the sweep's current vertex)."""
     n = p.shape[0]
@@ -281,7 +281,7 @@ def _insert_edge(p, root, left, right, parent, prio, e):
     return _attach(e, at, go_left, left, right, parent, prio, root)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _monotone_diagonals(p, order):
     """Diagonals splitting the CCW polygon ``p`` into y-monotone pieces: (m, 2).
 
@@ -356,7 +356,7 @@ def _monotone_diagonals(p, order):
     return diagonals[:m], True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _angle_before(p, w, a, b):
     """Around vertex ``w``: direction to ``a`` comes before direction to ``b`` (CCW from +x)."""
     ax = p[a, 0] - p[w, 0]
@@ -370,7 +370,7 @@ def _angle_before(p, w, a, b):
     return ax * by - ay * bx > 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _monotone_pieces(p, diagonals):
     """Faces of the polygon cut by ``diagonals``: (piece offsets, vertex cycles), CCW."""
     n = p.shape[0]
@@ -437,7 +437,7 @@ def _monotone_pieces(p, diagonals):
     return offsets[:count + 1], cycles[:total]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _triangulate_monotone(p, cycle, tris, t):
     """Triangulate one y-monotone CCW ``cycle`` into ``tris[t:]``; returns the new count.
 
@@ -544,7 +544,7 @@ def _triangulate_monotone(p, cycle, tris, t):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _triangulate(p, order):
     """(n - 2, 3) CCW triangles of the simple CCW polygon ``p``; ok flag."""
     n = p.shape[0]
@@ -564,7 +564,7 @@ def _triangulate(p, order):
     return tris, True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _uncertain_orientations(p, tris):
     """Triangles whose orientation float64 cannot certify as >= 0: ``(indices, ok)``.
 
@@ -610,7 +610,7 @@ def _certify(pts, tris):
 
 
 # ------------------------------------------------------------------ Hertel-Mehlhorn
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _merge_convex(p, tris):
     """Hertel-Mehlhorn on the triangles: (piece offsets, CCW vertex cycles).
 
