@@ -8,10 +8,10 @@ source in another process (this script with ``--source``: N nav_msgs/Odometry at
 serialized once and re-sent, since fleet_sim is too heavy at that size; the robots therefore
 stay where they are, which keeps each one's neighbour count, the main cost, constant and
 reported). Over ``--seconds`` it
-measures, from this process: the achieved control rate (orca/status messages per second, one
-per step), the node's CPU share (utime + stime from /proc/<pid>/stat, 100 % = one core), the
-compute time per step the node reports in orca/status, and the node's own breakdown of a step
-(its debug log: decoding inputs, ORCA, publishing the commands, the status, the markers).
+measures, from this process: the achieved control rate (orca_node/status messages per second,
+one per step), the node's CPU share (utime + stime from /proc/<pid>/stat, 100 % = one core),
+the compute time per step the node reports in orca_node/status, and the node's own breakdown
+of a step (its debug log: decoding inputs, ORCA, publishing the commands, the status, the markers).
 What the step does not account for is message handling in the executor (200 subscriptions).
 Prints a markdown table; exits 1 when the largest fleet with serialized messages (the
 default configuration) does not hold the target: at least 19.5 of the 20 steps per second.
@@ -128,9 +128,10 @@ def measure(n: int, seconds: float, extra: dict, with_markers: bool) -> dict:
         if len(arrivals) % 10 == 0:
             samples.append(deserialize_message(data, OrcaStatus))
 
-    node.create_subscription(OrcaStatus, "orca/status", on_status, 50, raw=True)
+    node.create_subscription(OrcaStatus, "orca_node/status", on_status, 50, raw=True)
     if with_markers:
-        node.create_subscription(MarkerArray, "orca/markers", lambda data: None, 5, raw=True)
+        node.create_subscription(MarkerArray, "orca_node/markers", lambda data: None, 5,
+                                 raw=True)
     goal_pubs = []
     for name, (x, y) in zip(agents, layout(n), strict=True):
         goal = PoseStamped()

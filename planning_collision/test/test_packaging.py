@@ -26,7 +26,8 @@ PACKAGE = REPO / "planning_collision"
 ROSDEP_KEYS = {
     "rclpy": "rclpy", "rcl_interfaces": "rcl_interfaces",
     "builtin_interfaces": "builtin_interfaces",
-    "std_msgs": "std_msgs", "geometry_msgs": "geometry_msgs", "nav_msgs": "nav_msgs",
+    "std_msgs": "std_msgs", "std_srvs": "std_srvs", "geometry_msgs": "geometry_msgs",
+    "nav_msgs": "nav_msgs",
     "visualization_msgs": "visualization_msgs", "diagnostic_msgs": "diagnostic_msgs",
     "tf2_msgs": "tf2_msgs", "lifecycle_msgs": "lifecycle_msgs",
     "planning_collision_interfaces": "planning_collision_interfaces",

@@ -65,6 +65,7 @@ from .conversions import (
     shape_from_msg,
     shape_is_empty,
 )
+from .diagnostics import DiagnosticsPublisher, RequestCounter, node_label, server_status
 from .guards import answers, check_frame, topic_callback
 from .lifecycle import ManagedNode
 from .marker_queue import MarkerQueue
@@ -85,6 +86,7 @@ class CollisionServer(ManagedNode):
         self._world = World(out_of_map=p.out_of_map)
         self._swap = threading.Lock()  # held only to replace one half of the World
         self._markers: MarkerQueue | None = None
+        self.map_received: float | None = None  # time.monotonic() of the latest map
         self.start()
 
     # ------------------------------------------------------------------ lifecycle
@@ -121,6 +123,8 @@ class CollisionServer(ManagedNode):
             self._marker_pub = self.create_publisher(MarkerArray, "~/markers", 10)
             self.create_timer(0.1, self._flush_markers,
                               callback_group=MutuallyExclusiveCallbackGroup())
+        self._requests = RequestCounter()
+        DiagnosticsPublisher(self, self._diagnostics)
         queries = ReentrantCallbackGroup()
         # Services last: once they are visible, the node is fully built.
         for srv_type, name, handler in (
@@ -129,7 +133,8 @@ class CollisionServer(ManagedNode):
                 (CheckCollision, "check_collision", self._check_collision),
                 (CheckPath, "check_path", self._check_path),
                 (ComputeDistance, "compute_distance", self._compute_distance)):
-            self.create_service(srv_type, name, handler, callback_group=queries)
+            self.create_service(srv_type, name, self._requests.counted(name, handler),
+                                callback_group=queries)
         self.get_logger().info(
             f"ready: map on {self._map_sub.topic_name}, obstacles on "
             f"{self._obstacles_sub.topic_name}, frame '{p.global_frame}', "
@@ -160,6 +165,7 @@ class CollisionServer(ManagedNode):
         started = time.perf_counter()
         new = grid_from_msg(msg, p.occupied_threshold, p.unknown_is_occupied)
         self._replace(grid=new)
+        self.map_received = time.monotonic()
         self.get_logger().info(
             f"map {new.width} x {new.height} at {new.resolution} m received, converted in "
             f"{(time.perf_counter() - started) * 1e3:.2f} ms")
@@ -310,6 +316,14 @@ class CollisionServer(ManagedNode):
         response.point_a = point_msg(*result.point_a)
         response.point_b = point_msg(*result.point_b)
         response.normal.x, response.normal.y = float(result.normal[0]), float(result.normal[1])
+
+    def _diagnostics(self) -> list:
+        world = self._world
+        size = None if world.grid is None else (world.grid.width, world.grid.height)
+        obstacles = None if world.obstacles is None else len(world.obstacles.outlines)
+        return [server_status(node_label(self), self.state, self.kernels_ready.is_set(),
+                              self.map_received if size else None, size, obstacles,
+                              self._requests)]
 
     # ------------------------------------------------------------------ markers
     @topic_callback("marker batch")

@@ -5,7 +5,11 @@ into timestamped samples, runs one controller step per timer tick and publishes 
 then the status and the markers (which can never change or hold back a command). Per agent
 ``<name>``: in ``<name>/odom``, a goal (``goal_pose``) or the navigation stack's command
 (``cmd_vel_nav``), and its pose source (``amcl_pose`` or tf); out ``<name>/cmd_vel`` (body
-frame). Static obstacles are built off the control thread (:mod:`.orca_obstacles`); the
+frame), sent only while the robot is engaged (see :mod:`planning_collision.fleet.controller`:
+in cmd_vel mode while its navigation command is fresh; never while handed over with
+``<name>/orca/enable``). Status and markers are the node's own (``~/status``,
+``~/markers``), and ``/diagnostics`` has an entry per robot (:mod:`.diagnostics`). Static
+obstacles are built off the control thread (:mod:`.orca_obstacles`); the
 parameters are in :mod:`.orca_parameters`; the lifecycle in :mod:`.lifecycle`.
 
 Run: ``ros2 run planning_collision orca_node --ros-args --params-file config/orca.yaml``.
@@ -24,11 +28,13 @@ from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
+from std_srvs.srv import SetBool
 from visualization_msgs.msg import MarkerArray
 
 from planning_collision.fleet import FleetController
 from planning_collision_interfaces.msg import ObstacleArray, OrcaStatus
 
+from .diagnostics import DiagnosticsPublisher, InfeasibleCounter, node_label, orca_statuses
 from .lifecycle import ManagedNode
 from .message_codecs import LatestInputs, choose_codecs
 from .node_executor import events_executor
@@ -86,10 +92,19 @@ class OrcaNode(ManagedNode):
         self._cmd_pubs = [self.create_publisher(self._twist.message_type,
                                                 f"{name}/{p.cmd_vel_out_topic}", RELIABLE)
                           for name in names[:k]]
-        self._status_pub = self.create_publisher(OrcaStatus, "orca/status", 10)
+        # The node's own outputs: N nodes side by side (one per robot) keep them apart.
+        self._status_pub = self.create_publisher(OrcaStatus, "~/status", 10)
         self._phases = PhaseTimes()
-        self._marker_pub = self.create_publisher(MarkerArray, "orca/markers", 50)
+        self._marker_pub = self.create_publisher(MarkerArray, "~/markers", 50)
+        self._marker_names = [f"{self.get_name()}/{name}" for name in names]
         self._raw_markers = codecs.raw_markers
+        self._last_step = None
+        self._publishing = np.zeros(k, dtype=bool)
+        self._compute_time = 0.0
+        self._infeasible = InfeasibleCounter(k)
+        for name in names[:k]:
+            self.create_service(SetBool, f"{name}/orca/enable", partial(self._on_enable, name))
+        DiagnosticsPublisher(self, self._diagnostics)
         self._odometry = Resubscriber(self, self._warn, tries=p.odometry_resubscribe_tries)
         self._subscribe(p, codecs.raw_odometry)
         self.create_timer(1.0, self._odometry.check)
@@ -99,9 +114,11 @@ class OrcaNode(ManagedNode):
                  f"{'serialized' if codecs.raw_odometry else 'object'} odometry")
 
     def deactivate(self) -> None:
-        """One zero command per controlled robot, then no more until activated."""
-        self._publish(lambda: self._publish_commands(np.zeros((self.fleet.controlled, 3))),
-                      "commands")
+        """One zero command per robot commanded at the last step, then no more until
+        activated."""
+        released = self.fleet.release()
+        self._publish(lambda: self._publish_commands(np.zeros((self.fleet.controlled, 3)),
+                                                     released), "commands")
 
     def cleanup(self) -> None:
         if self._obstacles is not None:
@@ -149,6 +166,16 @@ class OrcaNode(ManagedNode):
             self.get_logger().info(f"{name}: goal ({msg.pose.position.x:.2f}, "
                                    f"{msg.pose.position.y:.2f})")
 
+    def _on_enable(self, name: str, request: SetBool.Request, response: SetBool.Response):
+        """``<name>/orca/enable``: false hands the robot over (one zero command, then
+        nothing; the others avoid it fully), true takes it back. Sets ``<name>.enabled``."""
+        (result,) = self.set_parameters([Parameter(f"{name}.enabled", value=request.data)])
+        response.success = result.successful
+        response.message = (result.reason if not result.successful else
+                            f"{name}: commanded by {self.get_name()}" if request.data else
+                            f"{name}: handed over, {self.get_name()} sends it nothing")
+        return response
+
     def _warn(self, key: str, text: str, period: float = WARN_PERIOD) -> None:
         """A warning at most once per ``period`` seconds for each ``key``."""
         now = time.monotonic()
@@ -187,9 +214,11 @@ class OrcaNode(ManagedNode):
     def _step(self) -> None:
         if not self.active:
             return
-        if not self.kernels_ready.is_set():  # warming up: hold every robot
-            self._publish(lambda: self._publish_commands(np.zeros((self.fleet.controlled, 3))),
-                          "commands")
+        if not self.kernels_ready.is_set():  # warming up: hold every robot commanded
+            self._refresh_inputs()
+            held = self._hold(self._now())
+            self._publish(lambda: self._publish_commands(np.zeros((self.fleet.controlled, 3)),
+                                                         held), "commands")
             self._warn("warming-up", "kernels warming up: commanding zero velocity")
             return
         started, now = time.perf_counter(), self._now()
@@ -210,16 +239,18 @@ class OrcaNode(ManagedNode):
             self._phases.mark("inputs")
             step = self.fleet.step(now, self._obstacles.current, want_lines=want_markers or (
                 want_status and p.publish_orca_lines))
-            commands = step.commands
+            commands, publish = step.commands, step.publish
         except Exception as exc:  # a bug must not leave robots driving on old commands
             self.get_logger().error(f"step failed, commanding zero velocity: {exc}",
                                     throttle_duration_sec=5.0)
-            commands = np.zeros((k, 3))
+            commands, publish = np.zeros((k, 3)), self._hold(now)
         self._phases.mark("controller")
-        self._publish(lambda: self._publish_commands(commands), "commands")
+        self._publish(lambda: self._publish_commands(commands, publish), "commands")
         self._phases.mark("commands")
         if step is None:
             return
+        self._last_step, self._compute_time = step, time.perf_counter() - started
+        self._infeasible.add(step.infeasible & step.active)
         for event in step.events:  # "received" is news; going stale is a warning
             if event.endswith("received"):
                 self.get_logger().info(event)
@@ -262,11 +293,28 @@ class OrcaNode(ManagedNode):
             except Exception as exc:
                 self._warn(f"cmd/{names[i]}", f"{names[i]}: command dropped: {exc}")
 
-    def _publish_commands(self, commands: np.ndarray) -> None:
+    def _hold(self, now: float) -> np.ndarray:
+        """The robots to send a zero command when the step cannot run: those commanded
+        (every robot if even that fails: it would be a bug)."""
+        try:
+            return self.fleet.hold(now)
+        except Exception:
+            return np.ones(self.fleet.controlled, dtype=bool)
+
+    def _publish_commands(self, commands: np.ndarray, publish: np.ndarray) -> None:
+        """Send ``commands[i]`` to every robot with ``publish[i]``; nothing to the others."""
+        self._publishing = publish.copy()
         stamp = self.get_clock().now().to_msg()
-        for i, (publisher, (vx, vy, wz)) in enumerate(zip(self._cmd_pubs, commands.tolist(),
-                                                          strict=True)):
-            publisher.publish(self._twist.encode(i, stamp, vx, vy, wz))
+        rows = commands.tolist()
+        for i in np.flatnonzero(publish).tolist():
+            self._cmd_pubs[i].publish(self._twist.encode(i, stamp, *rows[i]))
+
+    def _diagnostics(self):
+        now = self._now()
+        rate = sum(1 for t in self._step_starts if t > now - 1.0) if self.active else 0.0
+        return orca_statuses(node_label(self), self.state, self.params.rate_hz, float(rate),
+                             self._compute_time, self.fleet.names, self._last_step,
+                             self._publishing, self._infeasible)
 
     def _publish_status(self, step, stamp, started: float) -> None:
         msg = status_message(step, self.fleet.names, self.params.publish_orca_lines)
@@ -277,7 +325,7 @@ class OrcaNode(ManagedNode):
 
     def _publish_markers(self, step, stamp) -> None:
         publish_markers(self._marker_pub, self._raw_markers, self.params.global_frame, stamp,
-                        fleet_markers(step, self.fleet.names, self.fleet.radius,
+                        fleet_markers(step, self._marker_names, self.fleet.radius,
                                       self.fleet.max_speed,
                                       max(1.0, 3.0 / self.params.marker_rate_hz)))
 

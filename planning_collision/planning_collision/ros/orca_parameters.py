@@ -68,8 +68,20 @@ PARAMETERS = (
           "'{name}' stands for the agent's name (use 'odom' with per-robot tf topics)."),
     Param("odom_timeout", 0.5, "Seconds after which an agent's odometry is stale (its age "
           "is taken from the header stamp; the arrival time when the stamp is zero or in the "
-          "future): a controlled agent is sent zero velocity, an observed one is forgotten. "
-          "Also the age at which a cmd_vel_in command stops counting.", dynamic=True),
+          "future): a controlled agent is sent zero velocity, an observed one is forgotten.",
+          dynamic=True),
+    Param("localization_timeout", 1.0, "Seconds after which an agent's localization "
+          "correction (pose_source tf: the newest global_frame -> odom_frame transform; "
+          "pose_topic: the newest localized pose, once the robot has also driven "
+          "localization_travel since, as AMCL publishes only after moving) is stale: a "
+          "controlled agent is stopped until a new one comes, an observed one stays avoided "
+          "where its odometry puts it; both are reported in status and /diagnostics. "
+          "odom_origin and static transforms never go stale; 0 turns the check off.",
+          dynamic=True),
+    Param("localization_travel", 0.5, "pose_source pose_topic: metres a robot may drive by "
+          "its odometry after its last localized pose before a pose older than "
+          "localization_timeout counts as stale (more than AMCL's update_min_d).",
+          dynamic=True),
     Param("odometry_resubscribe_tries", 3, "How many times an agent's odometry is "
           "subscribed again when its publisher matched but sent nothing for 5 s (a Fast DDS 3 "
           "discovery race can leave such a match silent for good); then one warning. 0: never "
@@ -102,8 +114,14 @@ PARAMETERS = (
           "command unchanged it is passed on exactly, angular velocity included (bounded by "
           "max_angular_speed)."),
     Param("cmd_vel_out_topic", "cmd_vel", "Velocity command topic inside each controlled "
-          "agent's namespace, body frame, published every step (zero when the agent is "
-          "inactive)."),
+          "agent's namespace, body frame: every step while the robot is commanded (goal mode: "
+          "while <name>.enabled; cmd_vel mode: also while its navigation command is fresh, see "
+          "stop_pub_timeout), zero while it must stop, one zero when it stops being commanded."),
+    Param("stop_pub_timeout", 0.5, "cmd_vel mode: seconds a robot's navigation command "
+          "counts. orca_node commands a robot only while its navigation command is at most "
+          "this old; then it sends one zero command and nothing more until the next one (as "
+          "collision_monitor does), so docking, teleop or a twist_mux can take over. A robot "
+          "not commanded is avoided by the others with full responsibility.", dynamic=True),
     Param("stamped_cmd_vel", True, "geometry_msgs/TwistStamped on cmd_vel_out_topic and "
           "cmd_vel_in_topic (as Nav2 on Kilted; frame_id = the odometry's child_frame_id); "
           "false: geometry_msgs/Twist."),
@@ -161,13 +179,13 @@ PARAMETERS = (
           "cell edges (fewer vertices, faster ORCA)."),
     Param("occupied_threshold", 65, "Map cells with occupancy >= this (1..100) are obstacles."),
     Param("unknown_is_occupied", False, "Unknown map cells (-1) are obstacles too."),
-    Param("publish_markers", True, "Publish orca/markers (MarkerArray) while subscribed: per "
+    Param("publish_markers", True, "Publish ~/markers (MarkerArray) while subscribed: per "
           "controlled agent its disc, preferred and chosen velocity, its half-planes; per "
           "observed agent its disc and measured velocity.", dynamic=True),
-    Param("marker_rate_hz", 10.0, "Publications per second of orca/markers (at most "
+    Param("marker_rate_hz", 10.0, "Publications per second of ~/markers (at most "
           "rate_hz).", dynamic=True),
     Param("publish_orca_lines", False, "Fill each agent's orca_line_points / "
-          "orca_line_directions in orca/status (velocity space, permitted side on the left).",
+          "orca_line_directions in ~/status (velocity space, permitted side on the left).",
           dynamic=True),
     Param("raw_messages", True, "Receive odometry and commands, and send commands and "
           "markers, as serialized CDR bytes (much cheaper with many robots). Used only when a "
@@ -176,7 +194,7 @@ PARAMETERS = (
 )
 DYNAMIC = frozenset(p.name for p in PARAMETERS if p.dynamic)
 SETTINGS_FIELDS = frozenset(f.name for f in fields(FleetSettings))
-AGENT_DYNAMIC = ("radius", "max_speed", "responsibility")
+AGENT_DYNAMIC = ("radius", "max_speed", "responsibility", "enabled")
 
 ODOM_ORIGIN_HELP = (
     "[x, y, yaw] (m, m, rad) of this agent's odometry frame in global_frame, for pose_source "
@@ -189,6 +207,10 @@ HOLONOMIC_HELP = ("Controlled agents: true for a holonomic robot, false for a di
                   "drive commanded (v, omega) (default: the node's holonomic).")
 GOAL_HELP = ("Controlled agents, goal mode: a goal [x, y] in global_frame to head for from the "
              "start, until a goal_pose message replaces it; [] (default): none.")
+ENABLED_HELP = (
+    "Controlled agents: false hands the robot over (docking, teleop): orca_node sends one zero "
+    "command, then nothing for it, and the others avoid it fully; true takes it back. Also "
+    "set by the std_srvs/SetBool service <name>/orca/enable.")
 RESPONSIBILITY_HELP = (
     "Observed agents: the share of avoiding this agent that the controlled agents take. 1.0 "
     "(default) for people and robots without ORCA; 0.5 for a robot run by another orca_node, "
@@ -251,7 +273,8 @@ def agent_parameters(p) -> tuple[Param, ...]:
                   Param(f"{name}.max_speed", p.max_speed, MAX_SPEED_HELP, dynamic=True)]
         if controlled:
             specs += [Param(f"{name}.holonomic", p.holonomic, HOLONOMIC_HELP),
-                      Param(f"{name}.goal", [], GOAL_HELP, type_hint=DOUBLES)]
+                      Param(f"{name}.goal", [], GOAL_HELP, type_hint=DOUBLES),
+                      Param(f"{name}.enabled", True, ENABLED_HELP, dynamic=True)]
         else:
             specs.append(Param(f"{name}.responsibility", 1.0, RESPONSIBILITY_HELP,
                                dynamic=True))
@@ -272,6 +295,7 @@ def declare_agents(node: Node, p) -> tuple[list[AgentSpec], list[AgentSpec]]:
         spec = AgentSpec(
             name, radius=values[f"{name}.radius"], max_speed=values[f"{name}.max_speed"],
             holonomic=values.get(f"{name}.holonomic", True),
+            enabled=values.get(f"{name}.enabled", True),
             responsibility=None if controlled else values[f"{name}.responsibility"],
             goal=tuple(goal) if goal else None, pose_source=values[f"{name}.pose_source"],
             odom_origin=tuple(values[f"{name}.odom_origin"]))

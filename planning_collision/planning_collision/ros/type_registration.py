@@ -38,6 +38,7 @@ from lifecycle_msgs.srv import ChangeState, GetAvailableStates, GetAvailableTran
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.context import Context
 from rclpy.node import Node
+from std_srvs.srv import SetBool
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
@@ -57,7 +58,7 @@ MESSAGE_TYPES = (Odometry, PoseStamped, PoseWithCovarianceStamped, Twist, TwistS
                  DiagnosticArray, TransitionEvent)
 SERVICE_TYPES = (CheckLineOfSight, CheckLinesOfSight, CheckCollision, CheckPath,
                  ComputeDistance, ChangeState, GetState, GetAvailableStates,
-                 GetAvailableTransitions)
+                 GetAvailableTransitions, SetBool)
 
 
 def register_types_early() -> bool:

@@ -47,7 +47,7 @@ class Demo:
         self.fleet_clock: list[tuple[float, float]] = []  # (ROS stamp, sim time)
         self.orca_rate = float("nan")
         self.orca_robots = {r.name for r in self.scenario.robots if r.orca}
-        self.orca_ready = False  # an orca/status showed every ORCA robot active
+        self.orca_ready = False  # orca_node/status showed every ORCA robot active
         self.orca_frames: list[tuple[float, object]] = []
         self.service_log: list[str] = []
         self.teardown_hung = False
@@ -109,7 +109,7 @@ class Demo:
         executor.add_node(node)
         self.node, self.executor = node, executor
         node.create_subscription(DiagnosticArray, "fleet_sim/status", self._on_fleet, 10)
-        node.create_subscription(OrcaStatus, "orca/status", self._on_orca, 50)
+        node.create_subscription(OrcaStatus, "orca_node/status", self._on_orca, 50)
         goal_pubs = []
         for robot in self.scenario.robots:
             if not robot.orca:

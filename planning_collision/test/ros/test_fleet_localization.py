@@ -134,9 +134,11 @@ def test_slow_and_late_odometry_in_a_per_robot_deployment(run):
     c = client()
     latest = watch(c, ["late"])
     ages: list[float] = []
-    c.node.create_subscription(OrcaStatus, "/late/orca/status",
-                               lambda msg: ages.extend(a.odometry_age for a in msg.agents
-                                                       if math.isfinite(a.odometry_age)), 50)
+    for name in names:  # each node's own status
+        c.node.create_subscription(OrcaStatus, f"/late/orca_{name}/status",
+                                   lambda msg: ages.extend(a.odometry_age for a in msg.agents
+                                                           if math.isfinite(a.odometry_age)),
+                                   50)
 
     def done() -> bool:
         assert_alive(procs)

@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
+from functools import partial
 
 import numpy as np
 import pytest
 import yaml
 from builtin_interfaces.msg import Time
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Point, PoseStamped, Twist, TwistStamped
 from nav_msgs.msg import OccupancyGrid, Odometry
 from ros_clients import Client, close_then_stop
@@ -56,6 +57,8 @@ UNICYCLE_LIMITS = orca.DiffDriveLimits(0.6, 2.0, 0.4, 0.05)  # orca.yaml's, max_
 LAB_GOALS = {"avoider": [5.0, 0.0], "stale": [5.0, 5.0], "nanbot": [5.0, -5.0],
              "mapper": [5.0, 10.0]}
 LAB3_GOALS = {"robA": [5.0, 0.0], "quarter": [5.0, 20.0]}
+# cmd_vel mode: nav meets blocker (never fed); fed is fed and then not; never is never fed.
+LAB2_AGENTS = ["nav", "blocker", "fed", "never"]
 LAB_STARTS = {"avoider": (0.0, 0.0), "stale": (0.0, 5.0), "nanbot": (0.0, -5.0),
               "mapper": (0.0, 10.0)}
 
@@ -77,23 +80,34 @@ def odometry(name: str, x: float, y: float, yaw: float = 0.0, vx: float = 0.0,
 class Watch:
     """Everything one namespace's nodes publish that the tests look at."""
 
-    def __init__(self, client, ns: str, cmd_names=(), stamped: bool = True, depth: int = 2):
+    def __init__(self, client, ns: str, cmd_names=(), stamped: bool = True, depth: int = 2,
+                 nodes=("orca_node",), markers: bool = True):
         """``depth``: status and marker messages kept by DDS until the test takes them; 2 keeps
-        a busy test process looking at the latest step rather than at a backlog."""
+        a busy test process looking at the latest step rather than at a backlog. ``nodes``:
+        the orca_nodes of the namespace, whose own ``~/status`` (and ``~/markers``) are
+        watched."""
         self.client, self.ns = client, ns
         self.status: list[OrcaStatus] = []
+        self.status_by_node: dict[str, list[OrcaStatus]] = {n: [] for n in nodes}
         self.fleet: list[DiagnosticArray] = []
         self.markers: list[MarkerArray] = []
         self.cmd: dict[str, list] = {name: [] for name in cmd_names}
         node = client.node
-        node.create_subscription(OrcaStatus, f"/{ns}/orca/status", self.status.append, depth)
+        for orca_node in nodes:
+            node.create_subscription(OrcaStatus, f"/{ns}/{orca_node}/status",
+                                     partial(self._on_status, orca_node), depth)
+            if markers:
+                node.create_subscription(MarkerArray, f"/{ns}/{orca_node}/markers",
+                                         self.markers.append, depth)
         node.create_subscription(DiagnosticArray, f"/{ns}/fleet_sim/status", self.fleet.append,
                                  10)
-        node.create_subscription(MarkerArray, f"/{ns}/orca/markers", self.markers.append,
-                                 depth)
         for name in cmd_names:
             node.create_subscription(TwistStamped if stamped else Twist,
                                      f"/{ns}/{name}/cmd_vel", self.cmd[name].append, 2)
+
+    def _on_status(self, orca_node: str, msg: OrcaStatus) -> None:
+        self.status.append(msg)
+        self.status_by_node[orca_node].append(msg)
 
     def agent(self, name: str):
         """The latest status of agent ``name`` (None before any)."""
@@ -189,8 +203,10 @@ def start_world(tmp, procs, domain_id, clients, latched_qos) -> dict:
         "wait_for_all_agents": False,
         **{f"{name}.goal": goal for name, goal in LAB3_GOALS.items()}}, namespace="lab3"))
     # Test-fed: the navigation stack's command as the preferred velocity.
+    # Nav2's chain: velocity_smoother -> cmd_vel_smoothed -> orca_node -> cmd_vel.
     start("lab2", node_command(ORCA, orca_params, {
-        "agents": ["nav", "blocker"], "preferred_velocity_source": "cmd_vel",
+        "agents": LAB2_AGENTS, "preferred_velocity_source": "cmd_vel",
+        "cmd_vel_in_topic": "cmd_vel_smoothed", "cmd_vel_out_topic": "cmd_vel",
         "publish_markers": False, "wait_for_all_agents": False}, namespace="lab2"))
 
     client = Client("orca_node_tests")
@@ -205,13 +221,16 @@ def start_world(tmp, procs, domain_id, clients, latched_qos) -> dict:
         latched.append(publisher)
     watches = {
         "fleet": Watch(client, "fleet", NAMES, depth=50),  # every step, for the markers
-        "per": Watch(client, "per", depth=8),  # four nodes publish here
+        "per": Watch(client, "per", depth=8, nodes=[f"orca_{n}" for n in NAMES],
+                     markers=False),
         "lab": Watch(client, "lab", list(LAB_GOALS), stamped=False),
-        "lab2": Watch(client, "lab2", ["nav"]),
+        "lab2": Watch(client, "lab2", LAB2_AGENTS),
         "lab3": Watch(client, "lab3", list(LAB3_GOALS)),
     }
+    diagnostics: list[DiagnosticArray] = []
+    node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, 50)
     feeders = {"lab": Feeder(client, "lab", list(LAB_GOALS) + ["person"]),
-               "lab2": Feeder(client, "lab2", ["nav", "blocker"]),
+               "lab2": Feeder(client, "lab2", LAB2_AGENTS),
                "lab3": Feeder(client, "lab3", list(LAB3_GOALS) + ["robB"])}
     deadline = time.monotonic() + 120.0
     while not (watches["fleet"].status and watches["lab"].status and watches["lab2"].status
@@ -223,7 +242,17 @@ def start_world(tmp, procs, domain_id, clients, latched_qos) -> dict:
         assert time.monotonic() < deadline, "the nodes did not come up within 120 s"
         client.spin_for(0.1)
     return {"procs": procs, "client": client, "watch": watches, "feed": feeders,
+            "diagnostics": diagnostics,
             "latched": latched, "latched_qos": latched_qos, "goals_sent": False}
+
+
+def diagnostic(world, name: str):
+    """The latest /diagnostics entry called ``name`` (None before any)."""
+    for array in reversed(list(world["diagnostics"])):
+        for status in array.status:
+            if status.name == name:
+                return status
+    return None
 
 
 def wait_for_line(world, proc: RosProcess, text: str, timeout: float = 5.0) -> None:
@@ -278,9 +307,11 @@ def test_fleet_wide_and_per_robot_deployments_cross_without_collision(world):
         values = watch.fleet_values()
         assert values["collisions"] == "0", (watch.ns, values["collision_pairs"])
         assert values["orca_arrived"] == "4" and float(values["min_separation"]) > 0.0
-    # Each per-robot node reports its own robot only; the fleet node all four.
-    per_nodes = {tuple(a.name for a in m.agents) for m in per.status}
-    assert per_nodes == {(name,) for name in NAMES}
+    # Each per-robot node reports its own robot only, on its own topic; the fleet node all
+    # four.
+    for name in NAMES:
+        statuses = per.status_by_node[f"orca_{name}"]
+        assert statuses and {tuple(a.name for a in m.agents) for m in statuses} == {(name,)}
     assert [a.name for a in fleet.status[-1].agents] == NAMES
     # The concave obstacle was in the problem: some robot got half-planes from its edges.
     assert max(a.obstacle_neighbors for m in fleet.status for a in m.agents) > 0
@@ -316,9 +347,10 @@ def test_markers_draw_one_half_plane_per_line_of_the_status(world):
     fleet.until(lambda: len(matched_steps()) >= 5, 60.0,
                 "no markers of a step in which robots saw each other")
     for status, drawn in matched_steps():
-        assert {m.ns for m in drawn} == set(NAMES)  # one namespace per agent
+        # One namespace per agent, prefixed with the node's name.
+        assert {m.ns for m in drawn} == {f"orca_node/{name}" for name in NAMES}
         for agent in status.agents:
-            mine = {m.id: m for m in drawn if m.ns == agent.name}
+            mine = {m.id: m for m in drawn if m.ns == f"orca_node/{agent.name}"}
             assert mine[0].type == Marker.CYLINDER
             assert mine[0].header.frame_id == "map"
             total = len(agent.orca_line_points)
@@ -371,6 +403,15 @@ def test_twist_output_and_stale_odometry_stop_a_robot(world):
     assert 0.3 < time.monotonic() - stopped_at < 1.5  # odom_timeout 0.5 s
     lab.until(lambda: lab.agent("stale").active is False, 2.0, "stale still active")
     wait_for_line(world, proc, "stale: odometry older than 0.5 s, commanding zero velocity")
+    # /diagnostics names the robot whose odometry stopped (about once a second).
+    lab.until(lambda: (entry := diagnostic(world, "lab/orca_node: stale")) is not None
+              and entry.message.startswith("odometry stale"), 3.0,
+              f"/diagnostics: {diagnostic(world, 'lab/orca_node: stale')}")
+    entry = diagnostic(world, "lab/orca_node: stale")
+    assert entry.level == DiagnosticStatus.ERROR and entry.hardware_id == "stale"
+    assert float(values_of(entry)["odometry_age"]) > 0.5
+    loop = diagnostic(world, "lab/orca_node: control loop")
+    assert loop is not None and float(values_of(loop)["achieved_rate"]) > 0.0
     # Fresh odometry brings it back.
     feed_lab(world, ["stale"])
     lab.until(lambda: lab.cmd["stale"][-1].linear.x > 0.4, 5.0, "stale did not resume")
@@ -470,7 +511,7 @@ def test_cmd_vel_nav_is_passed_through_or_avoided(world):
     feeder = world["feed"]["lab2"]
     feeder.poses["nav"] = (0.0, 0.0, math.pi / 2)  # facing +y
     feeder.poses["blocker"] = (10.0, 10.0, 0.0)
-    nav = client.node.create_publisher(TwistStamped, "/lab2/nav/cmd_vel_nav", 10)
+    nav = client.node.create_publisher(TwistStamped, "/lab2/nav/cmd_vel_smoothed", 10)
     command = TwistStamped()
     command.header.frame_id = "nav/base_link"
     command.twist.linear.x, command.twist.angular.z = 0.4, 0.3
@@ -487,7 +528,7 @@ def test_cmd_vel_nav_is_passed_through_or_avoided(world):
 
     # Nothing in the way: the navigation command goes out exactly, angular velocity included.
     send_until(lambda: latest() is not None and latest().twist.linear.x == 0.4, 10.0,
-               "cmd_vel_nav did not reach cmd_vel")
+               "cmd_vel_smoothed did not reach cmd_vel")
     out = latest()
     assert (out.twist.linear.x, out.twist.linear.y, out.twist.angular.z) == (0.4, 0.0, 0.3)
     assert out.header.frame_id == "nav/base_link"
@@ -496,14 +537,122 @@ def test_cmd_vel_nav_is_passed_through_or_avoided(world):
     agent = lab2.agent("nav")
     assert (agent.preferred_velocity.x, agent.preferred_velocity.y) == pytest.approx((0.0, 0.4))
     assert math.isnan(agent.distance_to_goal)
-    # blocker stands in nav's way, 0.7 m ahead: ORCA changes the command.
+    # blocker stands in nav's way, 0.7 m ahead: ORCA changes the command. blocker has no
+    # navigation input: it is not commanded, and nav avoids it with full responsibility.
     feeder.poses["blocker"] = (0.0, 0.7, 0.0)
     send_until(lambda: lab2.agent("nav").agent_neighbors == 1 and latest().twist.linear.x < 0.35,
                5.0, "nav did not avoid blocker")
-    # The navigation stack falls silent: its command goes stale and c stops.
+    assert lab2.agent("blocker").inactive_reason == "no navigation command"
+    assert not lab2.cmd["blocker"]
+    # The navigation stack falls silent: its command goes stale and nav stops.
     feeder.poses["blocker"] = (10.0, 10.0, 0.0)
     lab2.until(lambda: latest().twist.linear.x == 0.0 and latest().twist.angular.z == 0.0, 3.0,
-               "nav kept driving on a stale cmd_vel_nav")
+               "nav kept driving on a stale cmd_vel_smoothed")
+
+
+class NavFeeder:
+    """Nav2's chain played by topics: TwistStamped on ``<name>/cmd_vel_smoothed`` at 20 Hz
+    while ``on``, stamped with the time it is sent (system time, as the node's clock; the
+    node itself goes by the arrival); ``last_sent``: the last one's stamp in seconds."""
+
+    def __init__(self, client, ns: str, name: str, vx: float):
+        self.on, self.last_sent, self.clock = False, -math.inf, client.node.get_clock()
+        self.publisher = client.node.create_publisher(TwistStamped,
+                                                      f"/{ns}/{name}/cmd_vel_smoothed", 10)
+        self.msg = TwistStamped()
+        self.msg.header.frame_id = f"{name}/base_link"
+        self.msg.twist.linear.x = vx
+        self.timer = client.node.create_timer(0.05, self._publish)
+
+    def _publish(self) -> None:
+        if self.on:
+            self.msg.header.stamp = self.clock.now().to_msg()
+            self.publisher.publish(self.msg)
+            self.last_sent = stamp_seconds(self.msg)
+
+
+def stamp_seconds(msg) -> float:
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+def arrivals(client, topic: str) -> list:
+    """(arrival time, message) of every TwistStamped on ``topic`` from now on."""
+    out: list = []
+    client.node.create_subscription(TwistStamped, topic,
+                                    lambda msg: out.append((time.monotonic(), msg)), 50)
+    return out
+
+
+def test_a_robot_is_commanded_only_while_its_navigation_command_comes(world):
+    """20 Hz on fed/cmd_vel_smoothed for 2 s, then silence: fed/cmd_vel carries commands only
+    while fed, then one zero within stop_pub_timeout (0.5 s) plus a step, then nothing; never,
+    with odometry but no navigation input, gets nothing at all."""
+    lab2, client = world["watch"]["lab2"], world["client"]
+    feeder = world["feed"]["lab2"]
+    feeder.poses["fed"], feeder.poses["never"] = (0.0, 30.0, 0.0), (0.0, 40.0, 0.0)
+    lab2.until(lambda: lab2.agent("fed") is not None and lab2.agent("never") is not None
+               and lab2.agent("never").inactive_reason == "no navigation command", 10.0,
+               "fed and never not reported")
+    out = arrivals(client, "/lab2/fed/cmd_vel")
+    nav = NavFeeder(client, "lab2", "fed", 0.3)
+    assert client.spin_until(lambda: nav.publisher.get_subscription_count() > 0, 10.0)
+    client.spin_for(0.5)
+    assert not out and not lab2.cmd["fed"]  # matched, not fed yet: silent
+    nav.on = True
+    lab2.until(lambda: len(out) >= 5, 10.0, "fed/cmd_vel_smoothed did not reach fed/cmd_vel")
+    client.spin_for(2.0)
+    nav.on = False
+    stopped = nav.last_sent
+    lab2.until(lambda: out[-1][1].twist.linear.x == 0.0, 20.0,
+               f"no zero command after the input (last stamped {stopped:.3f}): "
+               f"{[(round(stamp_seconds(m), 3), m.twist.linear.x) for _, m in out[-5:]]}")
+    client.spin_for(1.5)  # then 1.5 s of silence
+    assert all(m.twist.linear.x == pytest.approx(0.3) for _, m in out[:-1])
+    last = out[-1][1]
+    assert (last.twist.linear.x, last.twist.linear.y, last.twist.angular.z) == (0.0, 0.0, 0.0)
+    # By the stamps (the node's clock and the feeder's, one machine): the zero went out
+    # stop_pub_timeout (0.5 s) after the last input arrived, within the step that followed
+    # (0.05 s); the input's delivery and the timer's lateness are the only other terms.
+    sent_after = stamp_seconds(last) - stopped
+    assert 0.5 < sent_after < 0.5 + 0.05 + 0.05, sent_after
+    assert stamp_seconds(out[-2][1]) - stopped <= 0.5 + 0.05
+    assert lab2.agent("fed").inactive_reason == "no navigation command"
+    assert not lab2.cmd["never"] and not lab2.cmd["blocker"]
+    client.node.destroy_timer(nav.timer)
+
+
+def test_the_enable_service_hands_a_robot_over_and_back(world):
+    from std_srvs.srv import SetBool
+
+    lab2, client = world["watch"]["lab2"], world["client"]
+    feeder = world["feed"]["lab2"]
+    feeder.poses["fed"] = (0.0, 30.0, 0.0)
+    out = arrivals(client, "/lab2/fed/cmd_vel")
+    nav = NavFeeder(client, "lab2", "fed", 0.25)
+    nav.on = True
+    try:
+        lab2.until(lambda: out and out[-1][1].twist.linear.x == pytest.approx(0.25), 10.0,
+                   "fed not commanded")
+        reply = client.call(SetBool, "/lab2/fed/orca/enable", SetBool.Request(data=False))
+        assert reply.success and "handed over" in reply.message, reply.message
+        lab2.until(lambda: lab2.agent("fed").inactive_reason.startswith("disabled"), 5.0,
+                   "fed not reported disabled", "fed")
+        client.spin_for(0.2)
+        quiet_from = time.monotonic()
+        client.spin_for(1.0)  # still fed all along: one zero command for fed, then nothing
+        zeros = [m for _, m in out if m.twist.linear.x == 0.0]
+        assert len(zeros) == 1 and out[-1][1] is zeros[0]
+        assert out[-1][0] < quiet_from
+        reply = client.call(SetBool, "/lab2/fed/orca/enable", SetBool.Request(data=True))
+        assert reply.success, reply.message
+        back = time.monotonic()
+        lab2.until(lambda: out[-1][0] > back and out[-1][1].twist.linear.x == pytest.approx(0.25),
+                   5.0, "fed not commanded again after enable true")
+        (value,) = get_parameters(client, "/lab2/orca_node", ["fed.enabled"])
+        assert value.bool_value is True
+    finally:
+        nav.on = False
+        client.node.destroy_timer(nav.timer)
 
 
 # ---------------------------------------------------------------------- absurd inputs
@@ -609,6 +758,13 @@ def set_parameters(client, node: str, **values):
     request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()
                                                 for name, value in values.items()])
     return client.call(SetParameters, f"{node}/set_parameters", request).results
+
+
+def get_parameters(client, node: str, names):
+    from rcl_interfaces.srv import GetParameters
+
+    return client.call(GetParameters, f"{node}/get_parameters",
+                       GetParameters.Request(names=list(names))).values
 
 
 def test_parameters_change_while_the_node_runs_and_bad_values_are_refused(world):
