@@ -4,8 +4,9 @@ velocities, and its half-planes in velocity space.
 Velocity space is drawn at the agent's position, 1 m per m/s: the arrows end where the
 velocity vector ends, and each half-plane (a line through ``point`` along ``direction``,
 permitted velocities on its left) is drawn as a segment of that line with a shaded band on
-its permitted side. Each agent's markers share one namespace, the agent's name, so RViz can
-show or hide them agent by agent:
+its permitted side. Each agent's markers share one namespace, the agent's name prefixed with
+the node's (``orca_node/robot1``: orca_node passes the names so), so RViz can show or hide them
+agent by agent and several nodes' markers never overwrite each other:
 
 ====  ==============  =========================================================
  id    type            what

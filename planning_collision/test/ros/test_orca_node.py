@@ -227,8 +227,6 @@ def start_world(tmp, procs, domain_id, clients, latched_qos) -> dict:
         "lab2": Watch(client, "lab2", LAB2_AGENTS),
         "lab3": Watch(client, "lab3", list(LAB3_GOALS)),
     }
-    diagnostics: list[DiagnosticArray] = []
-    node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, 50)
     feeders = {"lab": Feeder(client, "lab", list(LAB_GOALS) + ["person"]),
                "lab2": Feeder(client, "lab2", LAB2_AGENTS),
                "lab3": Feeder(client, "lab3", list(LAB3_GOALS) + ["robB"])}
@@ -242,13 +240,13 @@ def start_world(tmp, procs, domain_id, clients, latched_qos) -> dict:
         assert time.monotonic() < deadline, "the nodes did not come up within 120 s"
         client.spin_for(0.1)
     return {"procs": procs, "client": client, "watch": watches, "feed": feeders,
-            "diagnostics": diagnostics,
+
             "latched": latched, "latched_qos": latched_qos, "goals_sent": False}
 
 
-def diagnostic(world, name: str):
-    """The latest /diagnostics entry called ``name`` (None before any)."""
-    for array in reversed(list(world["diagnostics"])):
+def diagnostic(arrays, name: str):
+    """The latest /diagnostics entry called ``name`` in ``arrays`` (None before any)."""
+    for array in reversed(list(arrays)):
         for status in array.status:
             if status.name == name:
                 return status
@@ -383,6 +381,32 @@ def test_markers_draw_one_half_plane_per_line_of_the_status(world):
                 assert chosen.points[1].x - chosen.points[0].x == pytest.approx(agent.velocity.x)
 
 
+def test_per_robot_nodes_in_one_namespace_keep_status_and_markers_apart(world):
+    """orca_r1 and orca_r2 run side by side in /per: each publishes on its own ~/status and
+    ~/markers, and its marker namespaces carry its name, so neither overwrites the other's."""
+    client, per = world["client"], world["watch"]["per"]
+    nodes = ["orca_r1", "orca_r2"]
+    drawn: dict[str, list] = {n: [] for n in nodes}
+    subscriptions = [client.node.create_subscription(
+        MarkerArray, f"/per/{n}/markers", drawn[n].append, 5) for n in nodes]
+    try:
+        for n in nodes:
+            (result,) = set_parameters(client, f"/per/{n}", publish_markers=True)
+            assert result.successful, result.reason
+        per.until(lambda: all(drawn.values()), 10.0, "no markers from the per-robot nodes")
+        for n, own in zip(nodes, ("r1", "r2"), strict=True):
+            namespaces = {m.ns for array in drawn[n] for m in array.markers}
+            # Its own robot and the three it observes, all under its own name.
+            assert namespaces == {f"{n}/{name}" for name in NAMES}, namespaces
+            statuses = per.status_by_node[n]
+            assert statuses and {a.name for m in statuses for a in m.agents} == {own}
+    finally:
+        for n in nodes:
+            set_parameters(client, f"/per/{n}", publish_markers=False)
+        for subscription in subscriptions:
+            client.node.destroy_subscription(subscription)
+
+
 # ---------------------------------------------------------------------- test-fed nodes
 def feed_lab(world, names) -> None:
     feeder = world["feed"]["lab"]
@@ -403,15 +427,24 @@ def test_twist_output_and_stale_odometry_stop_a_robot(world):
     assert 0.3 < time.monotonic() - stopped_at < 1.5  # odom_timeout 0.5 s
     lab.until(lambda: lab.agent("stale").active is False, 2.0, "stale still active")
     wait_for_line(world, proc, "stale: odometry older than 0.5 s, commanding zero velocity")
-    # /diagnostics names the robot whose odometry stopped (about once a second).
-    lab.until(lambda: (entry := diagnostic(world, "lab/orca_node: stale")) is not None
-              and entry.message.startswith("odometry stale"), 3.0,
-              f"/diagnostics: {diagnostic(world, 'lab/orca_node: stale')}")
-    entry = diagnostic(world, "lab/orca_node: stale")
-    assert entry.level == DiagnosticStatus.ERROR and entry.hardware_id == "stale"
-    assert float(values_of(entry)["odometry_age"]) > 0.5
-    loop = diagnostic(world, "lab/orca_node: control loop")
-    assert loop is not None and float(values_of(loop)["achieved_rate"]) > 0.0
+    # /diagnostics names the robot whose odometry stopped (about once a second). A short
+    # queue of our own: nine nodes publish there, and a long one would hold old arrays.
+    arrays: list[DiagnosticArray] = []
+    subscription = world["client"].node.create_subscription(DiagnosticArray, "/diagnostics",
+                                                            arrays.append, 10)
+    try:
+        lab.until(lambda: (entry := diagnostic(arrays, "lab/orca_node: stale")) is not None
+                  and entry.message.startswith("odometry stale"), 10.0,
+                  "/diagnostics does not say that stale's odometry stopped")
+        entry = diagnostic(arrays, "lab/orca_node: stale")
+        assert entry.level == DiagnosticStatus.ERROR and entry.hardware_id == "stale"
+        assert float(values_of(entry)["odometry_age"]) > 0.5
+        lab.until(lambda: diagnostic(arrays, "lab/orca_node: control loop") is not None, 5.0,
+                  "no control loop entry")
+        loop = diagnostic(arrays, "lab/orca_node: control loop")
+        assert float(values_of(loop)["achieved_rate"]) > 0.0
+    finally:
+        world["client"].node.destroy_subscription(subscription)
     # Fresh odometry brings it back.
     feed_lab(world, ["stale"])
     lab.until(lambda: lab.cmd["stale"][-1].linear.x > 0.4, 5.0, "stale did not resume")
@@ -635,19 +668,21 @@ def test_the_enable_service_hands_a_robot_over_and_back(world):
                    "fed not commanded")
         reply = client.call(SetBool, "/lab2/fed/orca/enable", SetBool.Request(data=False))
         assert reply.success and "handed over" in reply.message, reply.message
+        lab2.until(lambda: any(m.twist.linear.x == 0.0 for _, m in out), 20.0,
+                   "no zero command at the hand-over")
         lab2.until(lambda: lab2.agent("fed").inactive_reason.startswith("disabled"), 5.0,
                    "fed not reported disabled", "fed")
-        client.spin_for(0.2)
-        quiet_from = time.monotonic()
-        client.spin_for(1.0)  # still fed all along: one zero command for fed, then nothing
+        # Still fed all along: after its one zero command, nothing for fed. (The messages are
+        # taken in order, so 1.5 s after the zero any later one would have come.)
+        client.spin_for(1.5)
         zeros = [m for _, m in out if m.twist.linear.x == 0.0]
         assert len(zeros) == 1 and out[-1][1] is zeros[0]
-        assert out[-1][0] < quiet_from
+        handed = stamp_seconds(zeros[0])
         reply = client.call(SetBool, "/lab2/fed/orca/enable", SetBool.Request(data=True))
         assert reply.success, reply.message
-        back = time.monotonic()
-        lab2.until(lambda: out[-1][0] > back and out[-1][1].twist.linear.x == pytest.approx(0.25),
-                   5.0, "fed not commanded again after enable true")
+        lab2.until(lambda: stamp_seconds(out[-1][1]) > handed
+                   and out[-1][1].twist.linear.x == pytest.approx(0.25),
+                   20.0, "fed not commanded again after enable true")
         (value,) = get_parameters(client, "/lab2/orca_node", ["fed.enabled"])
         assert value.bool_value is True
     finally:
