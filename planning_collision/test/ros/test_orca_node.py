@@ -20,7 +20,7 @@ import pytest
 import yaml
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from geometry_msgs.msg import Point, PoseStamped, Twist, TwistStamped
+from geometry_msgs.msg import Point, PoseStamped, TransformStamped, Twist, TwistStamped
 from nav_msgs.msg import OccupancyGrid, Odometry
 from ros_clients import Client, close_then_stop
 from visualization_msgs.msg import Marker, MarkerArray
@@ -55,12 +55,12 @@ UNICYCLE_LIMITS = orca.DiffDriveLimits(0.6, 2.0, 0.4, 0.05)  # orca.yaml's, max_
 
 # The test-fed nodes: agent -> goal. Far apart, so that they never see each other.
 LAB_GOALS = {"avoider": [5.0, 0.0], "stale": [5.0, 5.0], "nanbot": [5.0, -5.0],
-             "mapper": [5.0, 10.0]}
+             "mapper": [5.0, 10.0], "lost": [5.0, 15.0]}
 LAB3_GOALS = {"robA": [5.0, 0.0], "quarter": [5.0, 20.0]}
 # cmd_vel mode: nav meets blocker (never fed); fed is fed and then not; never is never fed.
 LAB2_AGENTS = ["nav", "blocker", "fed", "never"]
 LAB_STARTS = {"avoider": (0.0, 0.0), "stale": (0.0, 5.0), "nanbot": (0.0, -5.0),
-              "mapper": (0.0, 10.0)}
+              "mapper": (0.0, 10.0), "lost": (0.0, 15.0)}
 
 
 def values_of(status) -> dict[str, str]:
@@ -196,6 +196,7 @@ def start_world(tmp, procs, domain_id, clients, latched_qos) -> dict:
     start("lab", node_command(ORCA, orca_params, {
         "agents": list(LAB_GOALS), "observed": ["person"], "stamped_cmd_vel": False,
         "use_map_obstacles": True, "publish_markers": False, "wait_for_all_agents": False,
+        "lost.pose_source": "tf", "tf_topic": "tf",  # lost: placed by /lab/lost/tf
         **{f"{name}.goal": goal for name, goal in LAB_GOALS.items()}}, namespace="lab"))
     # Test-fed: absurd inputs (huge twists, unnormalised quaternions, bad obstacles).
     start("lab3", node_command(ORCA, orca_params, {
@@ -448,6 +449,57 @@ def test_twist_output_and_stale_odometry_stop_a_robot(world):
     # Fresh odometry brings it back.
     feed_lab(world, ["stale"])
     lab.until(lambda: lab.cmd["stale"][-1].linear.x > 0.4, 5.0, "stale did not resume")
+
+
+def test_a_localizer_that_stops_stops_its_robot_and_is_reported(world):
+    """lost is placed by the map -> lost/odom transform on /lab/lost/tf. When the transforms
+    stop, its localization goes stale after localization_timeout (1 s): it is stopped and
+    /diagnostics says why; when they come back it drives on."""
+    from tf2_msgs.msg import TFMessage
+
+    from planning_collision.ros.qos import TF_TOPIC
+
+    lab, proc, client = world["watch"]["lab"], world["procs"]["lab"], world["client"]
+    transform = TFMessage()
+    transform.transforms = [TransformStamped()]
+    transform.transforms[0].header.frame_id = "map"
+    transform.transforms[0].child_frame_id = "lost/odom"
+    transform.transforms[0].transform.rotation.w = 1.0
+    tf_on = [True]
+    publisher = client.node.create_publisher(TFMessage, "/lab/lost/tf", TF_TOPIC)
+
+    def send_tf():
+        if tf_on[0]:
+            transform.transforms[0].header.stamp = client.node.get_clock().now().to_msg()
+            publisher.publish(transform)
+
+    timer = client.node.create_timer(0.05, send_tf)
+    arrays: list[DiagnosticArray] = []
+    subscription = client.node.create_subscription(DiagnosticArray, "/diagnostics",
+                                                   arrays.append, 10)
+    try:
+        feed_lab(world, ["lost"])
+        lab.until(lambda: lab.cmd["lost"] and lab.cmd["lost"][-1].linear.x > 0.4, 20.0,
+                  "lost was never commanded", "lost")
+        tf_on[0] = False
+        lab.until(lambda: lab.agent("lost").inactive_reason.startswith("localization stale"),
+                  10.0, "lost's localization never went stale", "lost")
+        lab.until(lambda: lab.cmd["lost"][-1].linear.x == 0.0, 5.0, "lost not stopped")
+        wait_for_line(world, proc, "lost: localization")
+        lab.until(lambda: (entry := diagnostic(arrays, "lab/orca_node: lost")) is not None
+                  and entry.message.startswith("localization stale"), 10.0,
+                  "/diagnostics does not say that lost's localization stopped")
+        entry = diagnostic(arrays, "lab/orca_node: lost")
+        assert entry.level == DiagnosticStatus.ERROR
+        assert values_of(entry)["localization_stale"] == "true"
+        assert float(values_of(entry)["localization_age"]) > 1.0
+        tf_on[0] = True
+        lab.until(lambda: lab.cmd["lost"][-1].linear.x > 0.4, 10.0, "lost did not drive on",
+                  "lost")
+    finally:
+        client.node.destroy_timer(timer)
+        client.node.destroy_subscription(subscription)
+        del world["feed"]["lab"].poses["lost"]
 
 
 def test_nan_odometry_and_bad_messages_are_dropped_and_the_node_keeps_running(world):
