@@ -18,6 +18,7 @@ robots argument), so only the real launch runs it."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -406,7 +407,14 @@ def launch(launch_env, start_process, domain_id):
 
     yield start
     for run in started:
-        run.client.close()  # start_process stops the processes after this
+        run.client.close()
+        run.proc.stop()
+        # A launch that failed half-way leaves what it had started (the first bug of #21 left
+        # map_publisher running): nothing outlives the test.
+        for pid in {p for p in run.pids if launch_underlay.alive(p)} \
+                | launch_underlay.in_group(run.proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def write(tmp_path, name: str, text: str) -> str:
