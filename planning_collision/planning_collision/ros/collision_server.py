@@ -21,7 +21,9 @@ config/collision_server.yaml`` or ``python -m planning_collision.ros.collision_s
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import math
 import os
 import sys
@@ -72,6 +74,40 @@ from .marker_queue import MarkerQueue
 from .parameters import ParameterError, declare
 from .qos import latched_or_volatile
 from .run import run_node
+
+#: Requests with at least this many poses convert their messages with Python's cycle
+#: collector paused (see :func:`cycle_collection_paused`).
+LARGE_REQUEST = 10_000
+_gc_lock = threading.Lock()
+_gc_pauses = [0, False]  # large requests converting now; whether the collector was enabled
+
+
+@contextlib.contextmanager
+def cycle_collection_paused(entries: int):
+    """Pause Python's cycle collector while a request of ``entries`` poses (at least
+    LARGE_REQUEST) turns messages into arrays and its answer into messages.
+
+    A 100,000-pose check_collision makes 200,000 Point messages; each growth of the live
+    objects by a quarter set off a full collection over all of them (the request's 300,000
+    Pose parts included), and a full collection holds the interpreter lock from start to
+    end: one-ray queries waited up to 2.4 s behind it (issue #20). Messages hold no
+    reference cycles, so reference counting frees them all; the collector resumes when the
+    last large request is converted."""
+    if entries < LARGE_REQUEST:
+        yield
+        return
+    with _gc_lock:
+        if _gc_pauses[0] == 0:
+            _gc_pauses[1] = gc.isenabled()
+            gc.disable()
+        _gc_pauses[0] += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses[0] -= 1
+            if _gc_pauses[0] == 0 and _gc_pauses[1]:
+                gc.enable()
 
 
 class CollisionServer(ManagedNode):
@@ -271,21 +307,22 @@ class CollisionServer(ManagedNode):
         self._size(len(request.poses), "poses")
         if math.isnan(request.max_distance):
             raise RequestError("max_distance is NaN")
-        poses = poses_array(request.poses, "poses")
-        world.check_poses(poses, footprint, "poses")
-        hits = world.footprints(footprint, poses, "poses", request.max_distance
-                                if request.max_distance > 0.0 else math.inf)
-        collided = hits.grid_hit | hits.obstacle_hit
-        response.grid_collision = hits.grid_hit.tolist()
-        response.obstacle_collision = hits.obstacle_hit.tolist()
-        response.in_collision = collided.tolist()
-        response.distance = float64_field(hits.distance)
-        ids = world.obstacles.part_ids if world.obstacles is not None else ()
-        response.nearest_obstacle_id = [ids[i] if i >= 0 else "" for i in hits.index.tolist()]
-        response.footprint_points = points_msgs(hits.on_footprint)
-        response.obstacle_points = points_msgs(hits.on_obstacle)
-        if self._markers is not None:
-            self._markers.footprints(footprint, poses, collided)
+        with cycle_collection_paused(len(request.poses)):
+            poses = poses_array(request.poses, "poses")
+            world.check_poses(poses, footprint, "poses")
+            hits = world.footprints(footprint, poses, "poses", request.max_distance
+                                    if request.max_distance > 0.0 else math.inf)
+            collided = hits.grid_hit | hits.obstacle_hit
+            response.grid_collision = hits.grid_hit.tolist()
+            response.obstacle_collision = hits.obstacle_hit.tolist()
+            response.in_collision = collided.tolist()
+            response.distance = float64_field(hits.distance)
+            ids = world.obstacles.part_ids if world.obstacles is not None else ()
+            response.nearest_obstacle_id = [ids[i] if i >= 0 else "" for i in hits.index.tolist()]
+            response.footprint_points = points_msgs(hits.on_footprint)
+            response.obstacle_points = points_msgs(hits.on_obstacle)
+            if self._markers is not None:
+                self._markers.footprints(footprint, poses, collided)
 
     @answers(CheckPath)
     def _check_path(self, request, response):
@@ -294,7 +331,8 @@ class CollisionServer(ManagedNode):
         mode = self._mode(request.mode)
         footprint = self._footprint(request.footprint)
         self._size(len(request.path.poses), "path.poses")
-        poses = poses_array([ps.pose for ps in request.path.poses], "path.poses")
+        with cycle_collection_paused(len(request.path.poses)):
+            poses = poses_array([ps.pose for ps in request.path.poses], "path.poses")
         world.check_poses(poses, footprint, "path.poses")
         result = world.path(footprint, poses, mode, request.max_lookahead,
                             request.stop_at_first_collision, "path.poses")

@@ -6,7 +6,10 @@ parts are held on purpose with events, so the tests are deterministic."""
 
 from __future__ import annotations
 
+import sys
+import textwrap
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -14,12 +17,13 @@ import rclpy
 from nav_msgs.msg import OccupancyGrid
 from rclpy.context import Context
 from rclpy.parameter import Parameter
-from ros_clients import LATCHED, Client
+from ros_clients import LATCHED, Client, close_then_stop
 from test_collision_server import los_request, make_map_data, map_msg, obstacles_msg
 
 from planning_collision import collision_world
 from planning_collision.ros import collision_server as cs
 from planning_collision.ros.node_executor import NodeExecutor
+from planning_collision.ros.processes import RosProcess, config_file, node_command
 from planning_collision_interfaces.msg import ObstacleArray
 from planning_collision_interfaces.srv import CheckLineOfSight, CheckLinesOfSight
 
@@ -116,3 +120,121 @@ def test_a_map_is_taken_while_a_huge_obstacle_set_is_ingested(server, monkeypatc
     assert client.spin_until(lambda: node._world.obstacles is not None, 20.0)
     assert node._world.grid is not None  # both halves kept: no lost update
     assert np.array_equal(node._world.grid.data, make_map_data())
+
+
+def test_a_large_check_collision_runs_no_full_cycle_collection(server):
+    """Issue #20: a 100,000-pose check_collision made 200,000 Point messages, and each growth
+    of the live objects by a quarter set off a full collection over all of them, holding the
+    interpreter lock from start to end (one-ray queries waited up to 2.2 s over DDS). The
+    handler now converts with the collector paused; it runs again afterwards."""
+    import gc
+
+    from geometry_msgs.msg import Pose
+
+    from planning_collision_interfaces.srv import CheckCollision
+
+    node, client = server
+    map_pub = client.node.create_publisher(OccupancyGrid, "/conc/map", LATCHED)
+    map_pub.publish(map_msg(make_map_data()))
+    assert client.spin_until(lambda: node._world.grid is not None, 20.0)
+    request = CheckCollision.Request()
+    request.header.frame_id = "map"
+    poses = []
+    for i in range(100_000):
+        pose = Pose()
+        pose.position.x, pose.position.y = 0.5 + (i % 300) * 0.01, 0.5
+        pose.orientation.w = 1.0
+        poses.append(pose)
+    request.poses = poses
+    full = []
+
+    def record(phase, info):
+        if phase == "start" and info["generation"] == 2:
+            full.append(info)
+
+    assert gc.isenabled()
+    gc.callbacks.append(record)
+    try:
+        response = node._check_collision(request, CheckCollision.Response())
+    finally:
+        gc.callbacks.remove(record)
+    assert response.success, response.message
+    assert len(response.obstacle_points) == 100_000 and any(response.grid_collision)
+    assert full == []
+    assert gc.isenabled()
+
+
+# A client in a process of its own (the answers to its 100,000-pose requests take this
+# process's interpreter for a while): check_collision, then check_path, 100,000 poses each.
+LARGE_CALLER = textwrap.dedent("""
+    import sys, time
+    import rclpy
+    from geometry_msgs.msg import Pose, PoseStamped
+    from planning_collision_interfaces.srv import CheckCollision, CheckPath
+    rclpy.init()
+    node = rclpy.create_node("large_caller")
+    collision = CheckCollision.Request()
+    collision.header.frame_id = "map"
+    path = CheckPath.Request()
+    path.path.header.frame_id = "map"
+    for i in range(100_000):
+        stamped = PoseStamped()
+        stamped.pose.position.x = 0.5 + (i % 300) * 0.01
+        stamped.pose.position.y = 0.5 + (i // 300 % 80) * 0.01
+        stamped.pose.orientation.w = 1.0
+        collision.poses.append(stamped.pose)
+        path.path.poses.append(stamped)
+    for srv, name, request in ((CheckCollision, "check_collision", collision),
+                               (CheckPath, "check_path", path)):
+        client = node.create_client(srv, "/large/" + name)
+        assert client.wait_for_service(60.0)
+        started = time.monotonic()
+        print("sending " + name, flush=True)
+        future = client.call_async(request)
+        rclpy.spin_until_future_complete(node, future, timeout_sec=60.0)
+        reply = future.result()
+        print(f"{name} answered: {reply is not None and reply.success} in "
+              f"{time.monotonic() - started:.2f} s", flush=True)
+    node.destroy_node()
+    rclpy.shutdown()
+""")
+
+
+def test_a_one_ray_query_waits_under_half_a_second_behind_100000_poses(
+        domain_id, client_factory):
+    """Issue #20, over DDS with the shipped configuration: one-ray queries waited up to
+    2.19 s behind an allowed 100,000-pose check_collision (170 ms behind check_path)."""
+    server = RosProcess("collision_server", node_command(
+        "planning_collision.ros.collision_server", [config_file("collision_server.yaml")],
+        namespace="large", parameters={"publish_markers": False}), domain_id)
+    feeder = client_factory("large_feeder")
+    caller = client_factory("large_ray")
+    large = None
+    try:
+        feeder.node.create_publisher(OccupancyGrid, "/large/map", LATCHED).publish(
+            map_msg(make_map_data()))
+        feeder.node.create_publisher(ObstacleArray, "/large/obstacles", LATCHED).publish(
+            obstacles_msg())
+        caller.wait_for_service(CheckLineOfSight, "/large/check_line_of_sight", 120.0, server)
+        assert caller.spin_until(lambda: (feeder.spin_for(0.05) or True)
+                                 and server.wait_for_line("obstacles received", 0.01)
+                                 and server.wait_for_line("map 200 x 100", 0.01), 30.0)
+        ray = los_request((0.0, 0.5), (3.0, 0.5), layers=3)
+        caller.call(CheckLineOfSight, "/large/check_line_of_sight", ray)  # a ready server
+        large = RosProcess("large_caller", [sys.executable, "-c", LARGE_CALLER], domain_id)
+        assert large.wait_for_line("sending check_collision", 60.0), large.lines[-20:]
+        waits = {"check_collision": [], "check_path": []}
+        while large.running():
+            behind = "check_path" if any("sending check_path" in line
+                                         for line in large.lines) else "check_collision"
+            started = time.monotonic()
+            reply = caller.call(CheckLineOfSight, "/large/check_line_of_sight", ray, 10.0)
+            waits[behind].append(time.monotonic() - started)
+            assert reply.success and not reply.clear
+        assert large.returncode == 0, large.lines[-20:]
+        for name in waits:
+            assert f"{name} answered: True" in "\n".join(large.lines), large.lines[-20:]
+            assert len(waits[name]) >= 5, waits
+            assert max(waits[name]) < 0.5, (name, sorted(waits[name])[-5:])
+    finally:
+        close_then_stop([feeder, caller], [p for p in (large, server) if p is not None])
