@@ -10,6 +10,7 @@ together, once for the module.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections import defaultdict
@@ -692,15 +693,19 @@ def test_a_robot_is_commanded_only_while_its_navigation_command_comes(world):
                f"no zero command after the input (last stamped {stopped:.3f}): "
                f"{[(round(stamp_seconds(m), 3), m.twist.linear.x) for _, m in out[-5:]]}")
     client.spin_for(1.5)  # then 1.5 s of silence
-    assert all(m.twist.linear.x == pytest.approx(0.3) for _, m in out[:-1])
+    # The command passed through while fed. (On a loaded machine an input may reach the node
+    # more than 0.5 s after the one before: then it stops the robot too, with one zero.)
+    speeds = [m.twist.linear.x for _, m in out]
+    assert set(speeds) <= {0.3, 0.0} and speeds.count(0.3) >= 10, speeds
+    assert all(a != 0.0 or b != 0.0 for a, b in itertools.pairwise(speeds))  # never two zeros
     last = out[-1][1]
     assert (last.twist.linear.x, last.twist.linear.y, last.twist.angular.z) == (0.0, 0.0, 0.0)
     # By the stamps (the node's clock and the feeder's, one machine): the zero went out
     # stop_pub_timeout (0.5 s) after the last input arrived, within the step that followed
     # (0.05 s); the input's delivery and the timer's lateness are the only other terms.
     sent_after = stamp_seconds(last) - stopped
-    assert 0.5 < sent_after < 0.5 + 0.05 + 0.05, sent_after
-    assert stamp_seconds(out[-2][1]) - stopped <= 0.5 + 0.05
+    assert 0.5 < sent_after < 0.5 + 0.05 + 0.1, sent_after
+    assert stamp_seconds(out[-2][1]) - stopped <= 0.5 + 0.05 + 0.1
     assert lab2.agent("fed").inactive_reason == "no navigation command"
     assert not lab2.cmd["never"] and not lab2.cmd["blocker"]
     client.node.destroy_timer(nav.timer)
