@@ -1,9 +1,11 @@
 """Shared fixtures. Importing this applies the project's network rule to the whole test run:
 loopback-only discovery and a ROS domain of the run's own, inherited by every node subprocess.
 
-A plugin (hang_watchdog.py, next to this file) watches every test of every pytest process,
-xdist workers included: an outside process dumps every thread's stack and ends the run when one
-test exceeds ``hang_timeout`` (setup.cfg), even when the hung thread holds the GIL."""
+Two plugins (files next to this one) watch every test of every pytest process, xdist workers
+included: ros_leaks.py fails a test that leaves an rclpy Node, Context or Executor alive (the
+autouse fixture ``no_ros_leftovers``), and hang_watchdog.py has an outside process dump every
+thread's stack and end the run when one test exceeds ``hang_timeout`` (setup.cfg), even when
+the hung thread holds the GIL."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from planning_collision.ros import processes
 
-pytest_plugins = ["hang_watchdog"]
+pytest_plugins = ["hang_watchdog", "ros_leaks"]
 
 # Property tests explore new examples on every developer run; CI (HYPOTHESIS_PROFILE=ci, set
 # by .ci/run) replays the same ones, so that a merge is judged on the code, not on what the
