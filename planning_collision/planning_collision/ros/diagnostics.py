@@ -11,6 +11,7 @@ side by side never share an entry; ``hardware_id`` is the robot's name for per-r
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Iterable
 
@@ -158,6 +159,7 @@ class RequestCounter:
         self.requests: dict[str, int] = {}
         self.failed: dict[str, int] = {}
         self.last_failure = ""
+        self._lock = threading.Lock()  # the services run on several threads
 
     def counted(self, service: str, handler):
         """``handler(request, response) -> response`` counted (it never raises: see
@@ -167,10 +169,11 @@ class RequestCounter:
 
         def callback(request, response):
             response = handler(request, response)
-            self.requests[service] += 1
-            if not getattr(response, "success", True):
-                self.failed[service] += 1
-                self.last_failure = f"{service}: {response.message}"
+            with self._lock:
+                self.requests[service] += 1
+                if not getattr(response, "success", True):
+                    self.failed[service] += 1
+                    self.last_failure = f"{service}: {response.message}"
             return response
 
         return callback
@@ -188,7 +191,7 @@ def server_status(label: str, state: str, warm: bool, map_received: float | None
               "obstacles": "none" if obstacles is None else obstacles,
               "requests": sum(counter.requests.values()),
               "failed_requests": sum(counter.failed.values())}
-    for service, n in counter.requests.items():
+    for service, n in list(counter.requests.items()):
         values[f"requests.{service}"] = n
         values[f"failed_requests.{service}"] = counter.failed[service]
     if counter.last_failure:
