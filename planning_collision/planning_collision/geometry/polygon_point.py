@@ -6,7 +6,8 @@ it. One branch-free pass is enough: a point is inside a convex polygon when it l
 inner side of every edge; otherwise its nearest point lies on the edge whose line it is
 farthest beyond, clamped to that edge's ends. The same pass checks that the polygon is
 strictly convex and counter-clockwise (every turn strictly left, the edge directions
-winding once, the test of :func:`.hull.is_convex_ccw`); any other row goes to GJK.
+winding once, the test of :func:`.hull.is_convex_ccw`), and the edge found must not meet
+its neighbours at a turn flatter than :data:`_MIN_TURN_SIN`; any other row goes to GJK.
 
 The arithmetic is GJK's (:mod:`.gjk`) on the same Minkowski-difference points ``w = a - b``:
 the vertex and edge formulas of :func:`.gjk._nearest_is_vertex` and
@@ -32,6 +33,19 @@ USE_GJK = -1
 #: squared edge lengths exceed _SMALL ** 2, and leaves the rest to GJK.
 _SMALL = 1e-100
 _LARGE = 1e100
+#: The turns at both ends of the edge found must be sharper than this (|sin| of the turning
+#: angle), else the pair goes to GJK: the lines of two edges meeting at a flatter turn are
+#: the same line to rounding, so which of them lies farther beyond the point is rounding's
+#: choice, and the clamp to the wrong one missed by up to its length (a sliver triangle
+#: from three almost collinear footprint points, issue #20).
+_MIN_TURN_SIN = 1e-6
+
+
+@njit(cache=True, inline="always")
+def _flat_turn(ax, ay, bx, by):
+    """Whether edge a then edge b turn by less than :data:`_MIN_TURN_SIN` (as a sine)."""
+    turn = ax * by - ay * bx
+    return turn * turn <= _MIN_TURN_SIN * _MIN_TURN_SIN * (ax * ax + ay * ay) * (bx * bx + by * by)
 
 
 @njit(cache=True, error_model="numpy")
@@ -96,6 +110,11 @@ def polygon_point(p, n, qx, qy, polygon_is_a):
     djy = p[j, 1] - qy
     ex = djx - dix
     ey = djy - diy
+    h = i - 1 if i > 0 else n - 1  # the edges h -> i and j -> k meet this one
+    k = j + 1 if j + 1 < n else 0
+    if _flat_turn(p[i, 0] - p[h, 0], p[i, 1] - p[h, 1], ex, ey) or \
+            _flat_turn(ex, ey, p[k, 0] - p[j, 0], p[k, 1] - p[j, 1]):
+        return GjkOutput(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, USE_GJK, 0, 0.0)
     u = djx * ex + djy * ey  # weight of vertex i times |e|^2
     v = -(dix * ex + diy * ey)  # weight of vertex j times |e|^2
     if v <= 0.0 or u <= 0.0:  # region "vertex i" or "vertex j"

@@ -98,3 +98,38 @@ def test_scalar_and_batch_use_it_for_discs_either_way(rng, geo):
     assert ab.distance == ba.distance
     np.testing.assert_array_equal(ab.point_a, ba.point_b)
     np.testing.assert_array_equal(ab.normal, -ba.normal)
+
+
+def test_a_sliver_polygon_goes_to_gjk_and_gets_the_right_distance():
+    """Issue #20: three almost collinear points (a footprint's, after a pose's rotation)
+    make a sliver triangle with strict left turns; the closed form chose between its two
+    short edges, on one line to rounding, by rounding, and the clamp to the wrong one gave
+    3.36 instead of 3.33."""
+    sliver = np.array([[1.4153809497863101, -0.7760984712760193],
+                       [1.9862004200125138, 0.7010280697974585],
+                       [1.7548983408501821, 0.10248079179244413]])
+    shape = ConvexShape(sliver)
+    assert shape.points.shape[0] == 3
+    want = shapely.LineString(sliver[[0, 1]]).distance(shapely.Point(-2.0, 1.0)) - 0.5
+    got = gjk_distance(shape, ConvexShape.circle((-2.0, 1.0), 0.5))
+    assert got.distance == pytest.approx(want, abs=1e-12)
+    out = polygon_point(shape.points, 3, -2.0, 1.0, True)
+    assert out.status == USE_GJK
+
+
+def test_slivers_from_collinear_points_agree_with_shapely(rng):
+    checked = 0
+    for _ in range(3000):
+        a, b = rng.normal(size=(2, 2)) + rng.uniform(-3.0, 3.0, 2)
+        points = np.array([a, a + rng.uniform(0.2, 0.8) * (b - a), b])
+        shape = ConvexShape(points)
+        q = rng.uniform(-4.0, 4.0, 2)
+        line = shapely.LineString(points[[np.argmin(points[:, 0]), np.argmax(points[:, 0])]])
+        want = line.distance(shapely.Point(q))
+        if want < 1e-6:
+            continue
+        dot = ConvexShape([q])
+        for result in (gjk_distance(shape, dot), gjk_distance(dot, shape)):
+            assert result.distance == pytest.approx(want, rel=1e-9, abs=1e-12)
+        checked += shape.points.shape[0] == 3
+    assert checked > 1000
