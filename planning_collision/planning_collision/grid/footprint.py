@@ -6,12 +6,17 @@ more a (rounded) convex polygon. It is given either as any object with ``.points
 and ``.radius`` (the geometry module's ``ConvexShape``) or as a plain (K, 2) vertex array
 (radius 0). The hull of the points is used, so vertex order and orientation do not matter.
 
-A cell collides with the footprint at a pose when the open cell square and the footprint
-overlap with positive area: for radius 0, when the open square meets the polygon's interior;
-for radius r > 0, when the distance between the square and the hull is < r. Cells that only
-touch the footprint along an edge or at a corner do not count; a footprint without area
-(radius 0 and fewer than three non-collinear points) overlaps nothing. The interior counts
-too, not only the perimeter (Nav2's FootprintCollisionChecker checks only the perimeter).
+A cell collides with the footprint at a pose when the footprint meets the open cell square
+(the cell without its boundary): for a footprint with area that is an overlap with positive
+area (for radius 0, the open square meets the polygon's interior; for radius r > 0, the
+distance between the square and the hull is < r). Cells that only touch the footprint along
+an edge or at a corner do not count. A footprint without area (radius 0 and its points all
+on one line: a segment, or a point) collides with the cells whose interior it passes
+through, and not with a cell it only runs along the boundary of: the same rule, and the
+answer a polygon that thin gets (three points off a line by rounding made a sliver polygon
+that collided where the exactly collinear points collided nowhere, issue #20), and what
+the obstacle layer says of such a footprint. The interior counts too, not only the
+perimeter (Nav2's FootprintCollisionChecker checks only the perimeter).
 
 Rasterisation is exact per row of cells: the footprint's x-extent over a row strip
 ``my <= y <= my + 1`` is convex in y, so it is attained at the strip's bounding lines or at
@@ -150,8 +155,10 @@ def _rasterise(fp, frame, px, py, pyaw, vx, vy, lines, rows):
         vx[i] = (oc * wx + os_ * wy) / res
         vy[i] = (-os_ * wx + oc * wy) / res
     rc = fp.radius / res
-    if fp.no_area and rc == 0.0:
-        return 0
+    # A segment or a point meets the open cells its x-extent in each row strip reaches:
+    # floor(xl) .. ceil(xr) - 1, empty when it lies on a cell boundary (for a shape with
+    # area the same cells need xl < xr).
+    thin = fp.no_area and rc == 0.0
     ymin = np.inf
     ymax = -np.inf
     il = 0
@@ -207,7 +214,7 @@ def _rasterise(fp, frame, px, py, pyaw, vx, vy, lines, rows):
             xl = min(xl, vx[il] - rc)
         if ylo <= vy[ir] <= yhi:
             xr = max(xr, vx[ir] + rc)
-        if xl < xr:
+        if xl < xr or (thin and xl <= xr and math.ceil(xr) - 1 >= math.floor(xl)):
             rows[nrows, 0] = j0 + q
             rows[nrows, 1] = int(math.floor(xl))
             rows[nrows, 2] = int(math.ceil(xr)) - 1

@@ -204,14 +204,67 @@ def test_interior_counts_not_only_the_perimeter():
     assert footprint_collides(grid, big_box, [1.05, 1.05, 0.3]).tolist() == [True]
 
 
-def test_zero_area_footprints_overlap_nothing():
+def test_zero_area_footprints_collide_where_they_pass_through_a_cell():
+    """Issue #20: exactly collinear footprint points overlapped nothing, while the same
+    points off their line by rounding (a sliver polygon) collided; a segment or a point now
+    collides with the cells whose interior it meets, not with a cell boundary it runs on."""
     grid = GridMap(np.full((10, 10), 100, np.int8), 1.0)
-    assert footprint_collides(grid, [[1.0, 1.0], [8.0, 7.0]], [0, 0, 0]).tolist() == [False]
+    assert footprint_collides(grid, [[1.0, 1.0], [8.0, 7.0]], [0, 0, 0]).tolist() == [True]
     assert footprint_collides(grid, [[1.0, 1.0], [3.0, 3.0], [5, 5]], [0, 0, 0]).tolist() == [
-        False
+        True
     ]
-    assert footprint_collides(grid, [[4.5, 4.5]], [0, 0, 0]).tolist() == [False]
+    assert footprint_collides(grid, [[4.5, 4.5]], [0, 0, 0]).tolist() == [True]
     assert footprint_collides(grid, Shape([[4.5, 4.5]], 0.1), [0, 0, 0]).tolist() == [True]
+    # on cell boundaries only: a grid line, a lattice point
+    assert footprint_collides(grid, [[1.0, 3.0], [6.0, 3.0]], [0, 0, 0]).tolist() == [False]
+    assert footprint_collides(grid, [[4.0, 1.0], [4.0, 6.0]], [0, 0, 0]).tolist() == [False]
+    assert footprint_collides(grid, [[4.0, 4.0]], [0, 0, 0]).tolist() == [False]
+    assert footprint_cells(grid, [[1.0, 1.0], [3.0, 3.0]], [0, 0, 0]).tolist() == [[1, 1],
+                                                                                   [2, 2]]
+    free = np.zeros((10, 10), np.int8)
+    free[4, 6] = 100
+    grid = GridMap(free, 1.0)
+    assert footprint_collides(grid, [[5.5, 4.5], [7.5, 4.5]], [0, 0, 0]).tolist() == [True]
+    assert footprint_collides(grid, [[5.5, 5.0], [7.5, 5.0]], [0, 0, 0]).tolist() == [False]
+
+
+def _shapely_thin_cells(grid, points, pose):
+    """Oracle for a footprint without area: cells whose open square the segment (or point)
+    meets (shapely), and the cells within 1e-9 of that call."""
+    c, s = math.cos(pose[2]), math.sin(pose[2])
+    m = (np.asarray(points) @ np.array([[c, s], [-s, c]]) + pose[:2]) / grid.resolution
+    ends = m[[np.argmin(m[:, 0] + 1e-3 * m[:, 1]), np.argmax(m[:, 0] + 1e-3 * m[:, 1])]]
+    geom = Point(ends[0]) if np.allclose(ends[0], ends[1]) else LineString(ends)
+    x0, y0, x1, y1 = geom.bounds
+    sure, unsure = set(), set()
+    for j in range(math.floor(y0) - 1, math.ceil(y1) + 1):
+        for i in range(math.floor(x0) - 1, math.ceil(x1) + 1):
+            if geom.intersects(box(i + 1e-9, j + 1e-9, i + 1 - 1e-9, j + 1 - 1e-9)):
+                sure.add((i, j))
+            elif geom.distance(box(i, j, i + 1, j + 1)) < 1e-9:
+                unsure.add((i, j))
+    return sure, unsure
+
+
+def test_zero_area_footprints_equal_shapely_oracle(rng):
+    grid = GridMap(np.zeros((40, 40), np.int8), 0.1)
+    checked = 0
+    for trial in range(300):
+        a, b = rng.normal(size=(2, 2)) * 0.4
+        kind = trial % 3
+        if kind == 0:
+            points = np.array([a, b])
+        elif kind == 1:  # collinear up to rounding: a hull of 2 or 3 (sliver) points
+            points = np.array([a, a + rng.uniform(0.2, 0.8) * (b - a), b])
+        else:
+            points = np.array([a])
+        pose = np.array([rng.uniform(1.0, 3.0), rng.uniform(1.0, 3.0),
+                         rng.choice([0.0, rng.uniform(-np.pi, np.pi)])])
+        ours = {tuple(c) for c in footprint_cells(grid, points, pose).tolist()}
+        sure, unsure = _shapely_thin_cells(grid, points, pose)
+        assert sure <= ours <= sure | unsure, (points, pose)
+        checked += len(sure)
+    assert checked > 1000
 
 
 @pytest.mark.parametrize("out_of_map", ["blocked", "free"])

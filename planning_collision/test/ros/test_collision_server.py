@@ -253,6 +253,60 @@ def test_check_collision_matches_the_cores(server):
     assert any(reply.obstacle_collision)
 
 
+def test_check_collision_of_a_zero_area_footprint_agrees_with_shapely(server):
+    """Issue #20 (service fuzz): three collinear footprint points, which the hull keeps as
+    a sliver triangle, got distances that missed shapely's by up to 0.4 (the polygon-point
+    closed form chose between two edges on one line by rounding), and grid collision
+    differed: collinear points overlapped no cell at all."""
+    caller, _ = server
+    rng = np.random.default_rng(20)
+    while True:  # points on a line, kept by the hull as three (a sliver) after rounding
+        a, b = rng.normal(size=(2, 2)) * 0.3
+        points = np.array([a, a + rng.uniform(0.2, 0.8) * (b - a), b])
+        if ConvexShape(points).points.shape[0] == 3:
+            break
+    exact = np.array([(-0.3, -0.1), (0.0, 0.0), (0.3, 0.1)])  # a hull of two points
+    assert ConvexShape(exact).points.shape[0] == 2
+    for thin in (points, exact):
+        check_thin_footprint(caller, thin, rng)
+
+
+def check_thin_footprint(caller, points, rng):
+    import shapely
+    from shapely.geometry import LineString, Polygon
+
+    footprint = Shape(type=Shape.TYPE_POINTS, points=[Point(x=x, y=y) for x, y in points])
+    reach = float(np.max(np.hypot(points[:, 0], points[:, 1]))) + 0.05  # inside the map
+    poses = np.column_stack([rng.uniform(-2 + reach, 4, 300), rng.uniform(-1 + reach, 3, 300),
+                             rng.uniform(-math.pi, math.pi, 300)])
+    request = CheckCollision.Request(footprint=footprint, poses=[pose(*p) for p in poses])
+    request.header.frame_id = "map"
+    reply = caller.call(CheckCollision, "/cs/check_collision", request)
+    assert reply.success, reply.message
+    gmap, _, _ = core_world()
+    wall = Polygon(L_WALL)
+    pillar = shapely.Point(PILLAR[0])
+    blocked = np.argwhere(gmap.blocked_mask())  # (row, column) = (cy, cx)
+    cells = [shapely.box(ORIGIN[0] + RES * cx + 1e-9, ORIGIN[1] + RES * cy + 1e-9,
+                         ORIGIN[0] + RES * (cx + 1) - 1e-9, ORIGIN[1] + RES * (cy + 1) - 1e-9)
+             for cy, cx in blocked]
+    hits = separated = 0
+    for i, (x, y, yaw) in enumerate(poses):
+        c, s = math.cos(yaw), math.sin(yaw)
+        placed = LineString(points @ np.array([[c, s], [-s, c]]) + (x, y))
+        gap = min(placed.distance(wall), placed.distance(pillar) - PILLAR[1])
+        if gap > 1e-6:
+            assert reply.distance[i] == pytest.approx(gap, abs=1e-9)
+            separated += 1
+        elif gap < -1e-6 or placed.intersects(wall):
+            assert reply.obstacle_collision[i]
+        # grid: the segment passes through the open square of a blocked cell
+        want = any(placed.intersects(cell) for cell in cells)
+        assert reply.grid_collision[i] == want, (i, poses[i])
+        hits += want
+    assert separated > 100 and 10 < hits < 290
+
+
 def test_check_collision_default_footprint_and_max_distance(server):
     caller, _ = server
     # The YAML's footprint is the 0.6 x 0.4 box: an empty Shape uses it.
