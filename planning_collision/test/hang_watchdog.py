@@ -163,15 +163,20 @@ class _Runner:
     def __init__(self, watcher: _Watcher, worker: bool):
         self.watcher = watcher
         self.worker = worker
+        self.bounds: dict[str, float] = {}  # tests with a longer bound of their own
 
     def pytest_collection(self, session):
         self.watcher.start("collection", max(self.watcher.bound, PHASE_BOUND))
 
     def pytest_collection_finish(self, session):
         self.watcher.end()
+        for item in session.items:
+            bound = bound_of(item, self.watcher.bound)
+            if bound != self.watcher.bound:
+                self.bounds[item.nodeid] = bound
 
-    def pytest_runtest_protocol(self, item, nextitem):
-        self.watcher.start(item.nodeid, bound_of(item, self.watcher.bound))
+    def pytest_runtest_logstart(self, nodeid, location):
+        self.watcher.start(nodeid, self.bounds.get(nodeid))
 
     def pytest_runtest_logfinish(self, nodeid, location):
         self.watcher.end()

@@ -128,3 +128,15 @@ def test_the_watcher_ends_with_pytest(tmp_path):
         session.kill()
         session.wait(10)
         session.stdout.close()
+
+
+def test_a_test_with_a_longer_timeout_of_its_own_gets_it(tmp_path):
+    """@pytest.mark.timeout(N) (pytest-timeout, the inner bound) raises the outer one to N plus
+    a grace period: the marked test outlives the 1 s bound, the unmarked one does not."""
+    source = ("import time\n\nimport pytest\n\n\n@pytest.mark.timeout(5)\n"
+              "def test_marked():\n    time.sleep(2)\n\n\n"
+              "def test_unmarked():\n    time.sleep(30)\n")
+    code, output, _ = run_pytest(tmp_path, "--hang-timeout=1", "-v", source=source)
+    assert "test_hang.py::test_marked PASSED" in output, output
+    assert "hang watchdog: 'test_hang.py::test_unmarked' has run for" in output, output
+    assert code == -signal.SIGKILL, output
