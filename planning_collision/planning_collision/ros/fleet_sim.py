@@ -37,7 +37,7 @@ import traceback
 from functools import partial
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Twist, TwistStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -51,6 +51,7 @@ from planning_collision.sim.pacing import PacingClock
 from planning_collision.sim.scenario import Scenario, load_scenario
 from planning_collision.sim.simulation import FleetSimulation, layout_problems
 
+from .diagnostics import entry
 from .fleet_sim_markers import FleetMarkers
 from .fleet_sim_parameters import PARAMETERS, check_parameters
 from .fleet_sim_sensors import SimulatedSensors
@@ -61,12 +62,10 @@ WAITING = {"now": "", "wait": "; simulated time starts when start is set to now"
            "commands": "; simulated time starts once every ORCA robot has a command"}
 
 
-def diagnostic(entry: status.StatusEntry, node_name: str) -> DiagnosticStatus:
-    """The ROS message of one status entry."""
-    return DiagnosticStatus(
-        level=bytes([entry.level]), name=f"{node_name}/{entry.hardware_id}",
-        hardware_id=entry.hardware_id, message=entry.message,
-        values=[KeyValue(key=k, value=v) for k, v in entry.values.items()])
+def diagnostic(status_entry: status.StatusEntry, node_name: str) -> DiagnosticStatus:
+    """The ROS message of one status entry (its values are already text)."""
+    return entry(f"{node_name}/{status_entry.hardware_id}", bytes([status_entry.level]),
+                 status_entry.message, status_entry.values, status_entry.hardware_id)
 
 
 class FleetSim(Node):
@@ -251,7 +250,7 @@ class FleetSim(Node):
             entries = [status.fleet_entry(self.sim, run), *status.robot_entries(self.sim)]
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
-        msg.status = [diagnostic(entry, self.get_name()) for entry in entries]
+        msg.status = [diagnostic(e, self.get_name()) for e in entries]
         self._status_pub.publish(msg)
 
     def _publish_markers(self) -> None:
