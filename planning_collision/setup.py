@@ -34,10 +34,10 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "collision_server = planning_collision.ros.collision_server:main",
-            "fleet_sim = planning_collision.ros.fleet_sim:main",
-            "map_publisher = planning_collision.ros.map_publisher:main",
-            "orca_node = planning_collision.ros.orca_node:main",
+            "collision_server = planning_collision.ros.entry_points:collision_server",
+            "fleet_sim = planning_collision.ros.entry_points:fleet_sim",
+            "map_publisher = planning_collision.ros.entry_points:map_publisher",
+            "orca_node = planning_collision.ros.entry_points:orca_node",
             "warmup = planning_collision.warmup:main",
         ],
     },
