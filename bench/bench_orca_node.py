@@ -28,6 +28,7 @@ import time
 
 from machine import machine_header  # bench/machine.py
 
+from planning_collision.resources import config_file
 from planning_collision.ros import processes
 
 # The odometry source (--source) is started by this script in the ROS environment it chose;
@@ -111,7 +112,7 @@ def measure(n: int, seconds: float, extra: dict, with_markers: bool) -> dict:
     parameters = {"agents": agents, "rate_hz": RATE_HZ, "goal_subscribe_transient_local": True,
                   **extra}
     command = processes.node_command("planning_collision.ros.orca_node",
-                                     [processes.config_file("orca.yaml")], parameters)
+                                     [config_file("orca.yaml")], parameters)
     command += ["--log-level", "orca_node:=debug"]
     orca = processes.RosProcess("orca_node", command, DOMAIN, echo="--echo" in sys.argv)
     source = processes.RosProcess("source", [sys.executable, __file__, "--source", str(n)],

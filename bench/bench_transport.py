@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from machine import machine_header  # bench/machine.py
 
+from planning_collision.resources import config_file
 from planning_collision.ros import processes
 
 NS = "http://www.eprosima.com"
@@ -150,7 +151,7 @@ def measure() -> int:
 
 def main() -> int:
     print(machine_header(), flush=True)
-    shipped = processes.config_file("fastdds_discovery.xml")
+    shipped = config_file("fastdds_discovery.xml")
     with tempfile.TemporaryDirectory() as tmp:
         profiles = {"UDP only (shipped)": shipped,
                     "shared memory (before)": shared_memory_profile(

@@ -20,41 +20,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO
 
-PACKAGE = "planning_collision"
+from ..resources import config_file
+
 # Names a Fast DDS profile to use instead of the shipped config/fastdds_discovery.xml.
 PROFILE_VARIABLE = "PLANNING_COLLISION_FASTDDS_PROFILE"
-
-
-def share_directory() -> Path:
-    """The package's share directory (``config/``, ``launch/``).
-
-    Installed by colcon, ament_index finds it; in the editable venv install (``make setup``) the
-    files are read from the source checkout next to the Python package.
-    """
-    try:
-        from ament_index_python.packages import (
-            PackageNotFoundError,
-            get_package_share_directory,
-        )
-
-        try:
-            return Path(get_package_share_directory(PACKAGE))
-        except (PackageNotFoundError, KeyError, ValueError, OSError):
-            pass
-    except ImportError:
-        pass
-    source = Path(__file__).resolve().parents[2]
-    if (source / "config").is_dir():
-        return source
-    raise FileNotFoundError(f"cannot find the share directory of {PACKAGE}")
-
-
-def config_file(name: str) -> Path:
-    """Path of a file shipped in the package's ``config/`` directory."""
-    path = share_directory() / "config" / name
-    if not path.is_file():
-        raise FileNotFoundError(f"{PACKAGE} has no config file {name!r} (looked in {path})")
-    return path
 
 
 def pick_domain_id(rng: random.Random | None = None) -> int:

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from planning_collision.grid.map_file import load_map_file
-from planning_collision.ros.processes import share_directory
+from planning_collision.resources import share_directory
 
 
 def pgm(path, rows, maxval=255) -> None:

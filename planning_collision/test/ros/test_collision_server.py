@@ -29,9 +29,10 @@ from planning_collision.geometry import (
     penetration,
 )
 from planning_collision.geometry.raycast import cast_segments
+from planning_collision.resources import config_file
 from planning_collision.ros import markers
 from planning_collision.ros.conversions import quaternion_from_yaw
-from planning_collision.ros.processes import RosProcess, config_file, node_command
+from planning_collision.ros.processes import RosProcess, node_command
 from planning_collision_interfaces.msg import Obstacle, ObstacleArray, Shape
 from planning_collision_interfaces.srv import (
     CheckCollision,

@@ -21,9 +21,10 @@ from ros_clients import LATCHED, Client, close_then_stop
 from test_collision_server import los_request, make_map_data, map_msg, obstacles_msg
 
 from planning_collision import collision_world
+from planning_collision.resources import config_file
 from planning_collision.ros import collision_server as cs
 from planning_collision.ros.node_executor import NodeExecutor
-from planning_collision.ros.processes import RosProcess, config_file, node_command
+from planning_collision.ros.processes import RosProcess, node_command
 from planning_collision_interfaces.msg import ObstacleArray
 from planning_collision_interfaces.srv import CheckLineOfSight, CheckLinesOfSight
 

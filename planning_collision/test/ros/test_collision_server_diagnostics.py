@@ -7,7 +7,8 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from ros_clients import Client, close_then_stop
 from test_collision_server import los_request, make_map_data, map_msg
 
-from planning_collision.ros.processes import RosProcess, config_file, node_command
+from planning_collision.resources import config_file
+from planning_collision.ros.processes import RosProcess, node_command
 from planning_collision_interfaces.srv import CheckLineOfSight
 
 SERVER = "planning_collision.ros.collision_server"

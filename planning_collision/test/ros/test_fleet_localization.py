@@ -20,7 +20,8 @@ import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 from ros_clients import Client, close_then_stop
 
-from planning_collision.ros.processes import RosProcess, config_file, node_command
+from planning_collision.resources import config_file
+from planning_collision.ros.processes import RosProcess, node_command
 from planning_collision_interfaces.msg import OrcaStatus
 
 ORCA = "planning_collision.ros.orca_node"

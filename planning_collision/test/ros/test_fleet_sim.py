@@ -22,8 +22,9 @@ from rclpy.duration import Duration
 from ros_clients import close_then_stop
 from visualization_msgs.msg import Marker, MarkerArray
 
+from planning_collision.resources import config_file
 from planning_collision.ros.conversions import yaw_of
-from planning_collision.ros.processes import RosProcess, config_file, node_command
+from planning_collision.ros.processes import RosProcess, node_command
 
 MODULE = "planning_collision.ros.fleet_sim"
 RATE = 20.0  # commands per second sent by the tests

@@ -15,7 +15,8 @@ from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from ros_clients import close_then_stop
 
-from planning_collision.ros.processes import RosProcess, config_file, node_command
+from planning_collision.resources import config_file
+from planning_collision.ros.processes import RosProcess, node_command
 
 SCENARIO = {
     "robot_defaults": {"radius": 0.25, "max_speed": 1.0},

@@ -15,8 +15,9 @@ from nav_msgs.msg import Odometry
 from ros_clients import Client, close_then_stop
 from test_collision_server import los_request, make_map_data, map_msg
 
+from planning_collision.resources import config_file
 from planning_collision.ros.collision_server import CollisionServer
-from planning_collision.ros.processes import RosProcess, config_file, node_command
+from planning_collision.ros.processes import RosProcess, node_command
 from planning_collision.ros.service_call import call_service
 from planning_collision_interfaces.srv import CheckLineOfSight
 

@@ -12,8 +12,9 @@ import yaml
 from nav_msgs.msg import OccupancyGrid
 
 from planning_collision.grid.map_file import load_map_file
+from planning_collision.resources import config_file
 from planning_collision.ros.conversions import obstacle_parts, yaw_of
-from planning_collision.ros.processes import RosProcess, config_file, node_command
+from planning_collision.ros.processes import RosProcess, node_command
 from planning_collision.sim.scenario import load_scenario
 from planning_collision.sim.simulation import obstacle_shapes
 from planning_collision_interfaces.msg import Obstacle, ObstacleArray, Shape

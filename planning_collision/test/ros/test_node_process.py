@@ -12,6 +12,7 @@ import time
 import pytest
 from rcl_interfaces.srv import GetParameters
 
+from planning_collision.resources import config_file
 from planning_collision.ros import processes
 
 PARAMS = """\
@@ -62,7 +63,7 @@ def test_empty_array_parameters_are_typed_and_answer_get_parameters(start_proces
     from rcl_interfaces.msg import ParameterType
 
     orca = start_process("orca_node", processes.node_command(
-        "planning_collision.ros.orca_node", [processes.config_file("orca.yaml")],
+        "planning_collision.ros.orca_node", [config_file("orca.yaml")],
         namespace="empty_arrays"))
     request = GetParameters.Request(names=["agents", "observed", "rate_hz"])
     reply = client.call(GetParameters, "/empty_arrays/orca_node/get_parameters", request,
@@ -101,7 +102,7 @@ def assert_clean_stop(lines: list[str], sig: int) -> None:
     assert not noisy, noisy
 
 
-SWAP_ROOM = str(processes.config_file("scenarios/swap_room.yaml"))
+SWAP_ROOM = str(config_file("scenarios/swap_room.yaml"))
 OTHER_NODES = {  # module, its parameters, a line it logs once it runs
     "orca_node": ("planning_collision.ros.orca_node",
                   {"agents": ["robot1"], "use_map_obstacles": True}, "ready:"),
@@ -142,7 +143,7 @@ def test_child_processes_follow_the_network_rule(domain_id, monkeypatch):
     assert values["ROS_DOMAIN_ID"] == str(domain_id)
     assert values["ROS_STATIC_PEERS"] == "-"
     assert values["FASTDDS_DEFAULT_PROFILES_FILE"] == str(
-        processes.config_file("fastdds_discovery.xml"))
+        config_file("fastdds_discovery.xml"))
 
 
 def test_fastdds_2_reads_the_profile_from_its_own_variable():
@@ -177,7 +178,7 @@ def test_the_shipped_profile_keeps_data_off_shared_memory():
     import xml.etree.ElementTree as ET
 
     ns = {"d": "http://www.eprosima.com"}
-    root = ET.parse(processes.config_file("fastdds_discovery.xml")).getroot()
+    root = ET.parse(config_file("fastdds_discovery.xml")).getroot()
     descriptors = {d.findtext("d:transport_id", namespaces=ns): d.findtext("d:type", namespaces=ns)
                    for d in root.iterfind(".//d:transport_descriptor", ns)}
     participant = root.find(".//d:participant[@is_default_profile='true']", ns)

@@ -27,11 +27,12 @@ from ros_clients import Client, close_then_stop
 from visualization_msgs.msg import Marker, MarkerArray
 
 from planning_collision import orca
+from planning_collision.resources import config_file
 from planning_collision.ros.conversions import quaternion_from_yaw
 from planning_collision.ros.map_publisher import obstacle_array_msg
 from planning_collision.ros.orca_obstacles import obstacle_array_polygons, signed_area
 from planning_collision.ros.orca_parameters import PARAMETERS
-from planning_collision.ros.processes import RosProcess, config_file, node_command
+from planning_collision.ros.processes import RosProcess, node_command
 from planning_collision.sim.scenario import load_scenario, parse_scenario
 from planning_collision_interfaces.msg import Obstacle, ObstacleArray, OrcaStatus, Shape
 

@@ -55,7 +55,8 @@ def scenario() -> dict:
 
 def test_peers_killed_around_the_nodes_stall_neither_commands_nor_queries(
         tmp_path, start_process):
-    from planning_collision.ros.processes import config_file, node_command
+    from planning_collision.resources import config_file
+    from planning_collision.ros.processes import node_command
 
     path = tmp_path / "two_robots.yaml"
     path.write_text(yaml.safe_dump(scenario()))

@@ -16,10 +16,11 @@ import time
 
 import pytest
 
+from planning_collision.resources import config_file
 from planning_collision.ros import processes
 
 DEADLINE = 3.0  # seconds from the first signal to the end of the process
-SWAP_ROOM = str(processes.config_file("scenarios/swap_room.yaml"))
+SWAP_ROOM = str(config_file("scenarios/swap_room.yaml"))
 NODES = {  # module, parameters, a line it logs once it spins
     "collision_server": ("planning_collision.ros.collision_server", {}, "ready:"),
     "orca_node": ("planning_collision.ros.orca_node", {"agents": ["robot1", "robot2"]},

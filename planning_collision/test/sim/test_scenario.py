@@ -15,7 +15,7 @@ from shapely.geometry import LineString, Point, Polygon, box
 from shapely.ops import unary_union
 
 from planning_collision.grid.map_file import load_map_file
-from planning_collision.ros.processes import share_directory
+from planning_collision.resources import share_directory
 from planning_collision.sim.scenario import (
     BoxObstacle,
     CircleObstacle,
