@@ -118,7 +118,7 @@ lint: setup
 	$(VENV)/bin/ruff check .
 
 demo: setup
-	$(PY) -m planning_collision.sim.demo
+	$(PY) -m planning_collision.demo
 
 $(VENV)/.stamp-bench: $(VENV)/.stamp-kernels $(REQ)/bench.txt
 	$(PIP) install -q -c $(CONSTRAINTS) -r $(REQ)/bench.txt

@@ -9,7 +9,10 @@ writes a PNG of the trajectories and a GIF of one robot's ORCA half-planes. Exit
 every robot arrived without a collision, 1 on any collision, 2 when robots did not arrive or a
 process failed.
 
-    python -m planning_collision.sim.demo [--scenario FILE] [--output DIR] [--robot NAME]
+    python -m planning_collision.demo [--scenario FILE] [--output DIR] [--robot NAME]
+
+A ROS client application over the nodes, so it lives above ``ros/`` and ``sim/`` (neither
+imports it).
 """
 
 from __future__ import annotations
@@ -22,12 +25,30 @@ import time
 from pathlib import Path
 
 import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import Point, Pose, PoseStamped
+from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rclpy.executors import SingleThreadedExecutor
 
-from ..grid.map_file import load_map_file
-from ..ros import processes
-from ..ros.service_call import call_service
-from .plots import HalfPlaneFrame, animate_halfplanes, plot_trajectories
-from .scenario import Scenario, load_scenario
+from planning_collision_interfaces.msg import OrcaStatus, Shape
+from planning_collision_interfaces.srv import (
+    CheckCollision,
+    CheckLineOfSight,
+    CheckLinesOfSight,
+    CheckPath,
+    ComputeDistance,
+)
+
+from .grid.map_file import load_map_file
+from .resources import config_file
+from .ros import processes
+from .ros.qos import LATCHED
+from .ros.run import close_within
+from .ros.service_call import call_service
+from .sim.plots import HalfPlaneFrame, animate_halfplanes, plot_trajectories
+from .sim.scenario import Scenario, load_scenario
 
 NODES = ("map_publisher", "collision_server", "fleet_sim", "orca_node")
 
@@ -62,16 +83,16 @@ class Demo:
         commands = {
             "map_publisher": processes.node_command(
                 "planning_collision.ros.map_publisher",
-                [processes.config_file("map_publisher.yaml")], {"scenario": scenario}),
+                [config_file("map_publisher.yaml")], {"scenario": scenario}),
             "collision_server": processes.node_command(
                 "planning_collision.ros.collision_server",
-                [processes.config_file("collision_server.yaml")]),
+                [config_file("collision_server.yaml")]),
             "fleet_sim": processes.node_command(
-                "planning_collision.ros.fleet_sim", [processes.config_file("fleet_sim.yaml")],
+                "planning_collision.ros.fleet_sim", [config_file("fleet_sim.yaml")],
                 {"scenario": scenario, "trajectory_file": str(trajectory),
                  "start": "wait"}),  # until _start_clock
             "orca_node": processes.node_command(
-                "planning_collision.ros.orca_node", [processes.config_file("demo_orca.yaml")],
+                "planning_collision.ros.orca_node", [config_file("demo_orca.yaml")],
                 {"publish_orca_lines": True}),
         }
         for name in NODES:
@@ -94,15 +115,6 @@ class Demo:
 
     # ------------------------------------------------------------------ ROS side
     def run(self) -> int:
-        import rclpy
-        from diagnostic_msgs.msg import DiagnosticArray
-        from geometry_msgs.msg import PoseStamped
-        from rclpy.executors import SingleThreadedExecutor
-
-        from planning_collision_interfaces.msg import OrcaStatus
-
-        from ..ros.qos import LATCHED
-
         rclpy.init()
         node = rclpy.create_node("demo")
         executor = SingleThreadedExecutor()
@@ -145,8 +157,6 @@ class Demo:
     def _close_node(self) -> None:
         """Destroy the demo's node; if the DDS teardown hangs, leave it behind (the run's
         results do not depend on it) and remember to end the process with os._exit."""
-        from ..ros.run import close_within
-
         if not close_within(self.node, self.executor, 10.0):
             self.teardown_hung = True
             print("the demo's DDS teardown hung (Fast DDS deadlock, eProsima/Fast-DDS#6502); "
@@ -175,8 +185,6 @@ class Demo:
                 self.orca_frames.append((stamp, agent))
 
     def _wait_ready(self) -> bool:
-        from planning_collision_interfaces.srv import CheckLineOfSight
-
         client = self.node.create_client(CheckLineOfSight, "check_line_of_sight")
         deadline = time.monotonic() + 180.0
         while time.monotonic() < deadline:
@@ -194,9 +202,6 @@ class Demo:
     def _start_clock(self) -> bool:
         """Start fleet_sim's simulated time (``start: wait`` holds it at zero) now that
         orca_node has reported ready: a status in which it steers every ORCA robot."""
-        from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
-        from rcl_interfaces.srv import SetParameters
-
         client = self.node.create_client(SetParameters, "fleet_sim/set_parameters")
         deadline = time.monotonic() + 30.0
         while not client.service_is_ready() and time.monotonic() < deadline:
@@ -236,17 +241,6 @@ class Demo:
 
     def _service_calls(self) -> None:
         """A few collision-service calls against the live map and obstacles, printed."""
-        from geometry_msgs.msg import Point, Pose, PoseStamped
-
-        from planning_collision_interfaces.msg import Shape
-        from planning_collision_interfaces.srv import (
-            CheckCollision,
-            CheckLineOfSight,
-            CheckLinesOfSight,
-            CheckPath,
-            ComputeDistance,
-        )
-
         robots = {r.name: r for r in self.scenario.robots}
         first = self.scenario.robots[0]
         person = next((r for r in self.scenario.robots if not r.orca), first)
@@ -417,7 +411,7 @@ class Demo:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", type=Path,
-                        default=processes.config_file("scenarios/swap_room.yaml"))
+                        default=config_file("scenarios/swap_room.yaml"))
     parser.add_argument("--output", type=Path, default=Path("output/demo"))
     parser.add_argument("--robot", default="robot1", help="robot whose half-planes the GIF shows")
     parser.add_argument("--timeout", type=float, default=None,

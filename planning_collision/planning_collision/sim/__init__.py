@@ -1,4 +1,4 @@
 """The fleet simulator and what it is shown with: scenarios (YAML worlds of robots, a person
-and obstacles), the pure simulation that fleet_sim runs, the plots, and the demo that starts
-the four nodes over loopback DDS and draws what happened. Everything here except the demo is
-pure (no rclpy import)."""
+and obstacles), the pure simulation that fleet_sim runs, its pacing clock and status values,
+and the plots. All pure: nothing here imports rclpy or ``planning_collision.ros`` (the demo,
+which starts the nodes over DDS and draws what happened, is ``planning_collision.demo``)."""

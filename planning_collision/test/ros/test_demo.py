@@ -1,4 +1,4 @@
-"""The README's first command, end to end: ``python -m planning_collision.sim.demo`` starts the four
+"""The README's first command, end to end: ``python -m planning_collision.demo`` starts the four
 nodes over loopback DDS, every robot arrives without a contact, all five collision services
 answer, and the pictures are written. orca_node starts on a cold numba cache, as on the first
 start after a colcon build without the warmup script: it compiles its kernels in another
@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from planning_collision.resources import config_file
 from planning_collision.ros import processes
 from planning_collision.sim.scenario import load_scenario
 
@@ -61,7 +62,7 @@ def test_the_demo_runs_the_fleet_to_its_goals_without_contact(tmp_path, domain_i
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
     seed_cache(tmp_path / "numba-cache")
     result = subprocess.run(
-        [sys.executable, "-m", "planning_collision.sim.demo", "--output", str(tmp_path)],
+        [sys.executable, "-m", "planning_collision.demo", "--output", str(tmp_path)],
         env=env, capture_output=True, text=True, timeout=600)
     out = result.stdout
     why = out[-3000:] + result.stderr[-3000:] + node_warnings(tmp_path / "logs")
@@ -71,7 +72,7 @@ def test_the_demo_runs_the_fleet_to_its_goals_without_contact(tmp_path, domain_i
     for service in SERVICES:
         line = next(line for line in out.splitlines() if line.strip().startswith(service))
         assert "no answer" not in line and "refused" not in line, line
-    scenario = load_scenario(processes.config_file("scenarios/swap_room.yaml"))
+    scenario = load_scenario(config_file("scenarios/swap_room.yaml"))
     with np.load(tmp_path / "trajectories.npz") as run:
         assert run["names"].tolist() == list(scenario.names)
         assert np.isfinite(run["arrival_time"]).all()  # every robot, and the person, arrived
