@@ -1,0 +1,171 @@
+"""The package's layers, read from the source (issue #23): the pure cores and the simulator
+import nothing from ``ros/``, no two parts of the package import each other (directly or round
+a longer loop), and rclpy is imported only where nodes are (``ros/``) and by the demo, the ROS
+client application above them. Every import counts: module-level ones and those inside
+functions (``ast``, so nothing is imported to check)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+import pytest
+
+TEST = Path(__file__).resolve().parent
+SOURCE = TEST.parent / "planning_collision"
+ROOT = "planning_collision"
+
+# Parts of the package that must not import planning_collision.ros, and the tests that run
+# as the pure tests (the Makefile's PURE_TESTS, with pytest-xdist).
+PURE_PARTS = ("common", "geometry", "grid", "orca", "fleet", "sim", "collision_world")
+PURE_TESTS = ("common", "geometry", "grid", "orca", "fleet", "sim", "test_collision_world.py")
+# Where rclpy may be imported.
+RCLPY_PARTS = ("ros", "demo")
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@functools.cache
+def imports(path: Path, name: str) -> list[tuple[str, int]]:
+    """Every module ``path`` (the module ``name``) imports, at any depth of its code, with the
+    line: absolute names as written, relative ones resolved, and for ``from package import x``
+    also ``package.x`` (x may be a module)."""
+    tree = ast.parse(path.read_text(), str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            found.append((module, node.lineno))
+            found += [(f"{module}.{alias.name}", node.lineno) for alias in node.names]
+    return sorted(set(found))
+
+
+def part_of(module: str) -> str | None:
+    """The part of the package ``module`` is in (``ros``, ``sim``, ``demo``, ...), ``""`` for
+    the package's own ``__init__``, None outside the package."""
+    parts = module.split(".")
+    if parts[0] != ROOT:
+        return None
+    return parts[1] if len(parts) > 1 else ""
+
+
+def package_modules() -> dict[str, Path]:
+    modules = {module_name(path, SOURCE): path for path in sorted(SOURCE.rglob("*.py"))}
+    assert f"{ROOT}.ros.orca_node" in modules and f"{ROOT}.sim.scenario" in modules
+    return modules
+
+
+@functools.cache
+def part_graph() -> dict[str, dict[str, list[str]]]:
+    """part -> part it imports -> where (``module:line``), read once per test session."""
+    graph: dict[str, dict[str, list[str]]] = {}
+    for name, path in package_modules().items():
+        source = part_of(name)
+        graph.setdefault(source, {})
+        for target, line in imports(path, name):
+            part = part_of(target)
+            if part is None or part == source or part == "":
+                continue
+            if part not in graph and not (SOURCE / part).is_dir() \
+                    and not (SOURCE / f"{part}.py").is_file():
+                continue  # ``from planning_collision import x`` where x is a name, not a module
+            where = graph[source].setdefault(part, [])
+            if f"{name}:{line}" not in where:
+                where.append(f"{name}:{line}")
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, list[str]]]) -> list[list[str]]:
+    """The strongly connected components with more than one part (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, {}):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_reader_sees_imports_inside_functions_and_relative_ones(tmp_path):
+    package = tmp_path / ROOT / "sim"
+    package.mkdir(parents=True)
+    (package / "x.py").write_text(
+        "import os\n"
+        "def f():\n"
+        "    from ..ros import processes\n"
+        "    from . import scenario\n"
+        "    import rclpy.node\n")
+    assert imports(package / "x.py", f"{ROOT}.sim.x") == [
+        ("os", 1), (f"{ROOT}.ros", 3), (f"{ROOT}.ros.processes", 3), (f"{ROOT}.sim", 4),
+        (f"{ROOT}.sim.scenario", 4), ("rclpy.node", 5)]
+    assert cycles({"a": {"b": []}, "b": {"c": []}, "c": {"a": []}, "d": {"a": []}}) == [
+        ["a", "b", "c"]]
+    assert cycles({"a": {"b": []}, "b": {}}) == []
+
+
+@pytest.mark.parametrize("part", PURE_PARTS)
+def test_the_pure_parts_import_nothing_from_ros(part):
+    offenders = part_graph().get(part, {}).get("ros", [])
+    assert not offenders, f"{part} imports planning_collision.ros at {offenders}"
+
+
+def test_no_import_cycle_between_the_parts_of_the_package():
+    graph = part_graph()
+    assert "sim" in graph["ros"] and "geometry" in graph["sim"]  # the reader sees the edges
+    found = cycles(graph)
+    detail = {tuple(c): {a: {b: graph[a][b] for b in c if b in graph[a]} for a in c}
+              for c in found}
+    assert not found, f"import cycles: {detail}"
+
+
+def test_rclpy_is_imported_only_by_the_nodes_and_the_demo():
+    offenders = sorted({f"{name}:{line}" for name, path in package_modules().items()
+                        if part_of(name) not in RCLPY_PARTS
+                        for target, line in imports(path, name)
+                        if target.split(".")[0] == "rclpy"})
+    assert not offenders, f"rclpy imported outside {RCLPY_PARTS}: {offenders}"
+
+
+def test_the_pure_tests_import_nothing_from_ros():
+    paths = []
+    for entry in PURE_TESTS:
+        path = TEST / entry
+        assert path.exists(), path
+        paths += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    offenders = sorted({f"{path.relative_to(TEST)}:{line}" for path in paths
+                        for target, line in imports(path, module_name(path, TEST))
+                        if part_of(target) == "ros"})
+    assert not offenders, f"pure tests import planning_collision.ros: {offenders}"
