@@ -159,7 +159,24 @@ def test_rclpy_is_imported_only_by_the_nodes_and_the_demo():
     assert not offenders, f"rclpy imported outside {RCLPY_PARTS}: {offenders}"
 
 
-def test_the_pure_tests_import_nothing_from_ros():
+def embedded_programs(path: Path, tmp_path: Path) -> list[Path]:
+    """The Python programs ``path`` holds as strings (run in a subprocess, ``python -c``),
+    each written to a file of its own."""
+    programs = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and "import " in node.value:
+            try:
+                ast.parse(node.value)
+            except SyntaxError:
+                continue
+            program = tmp_path / f"{path.stem}_{node.lineno}.py"
+            program.write_text(node.value)
+            programs.append(program)
+    return programs
+
+
+def test_the_pure_tests_import_nothing_from_ros(tmp_path):
     paths = []
     for entry in PURE_TESTS:
         path = TEST / entry
@@ -168,4 +185,9 @@ def test_the_pure_tests_import_nothing_from_ros():
     offenders = sorted({f"{path.relative_to(TEST)}:{line}" for path in paths
                         for target, line in imports(path, module_name(path, TEST))
                         if part_of(target) == "ros"})
+    offenders += sorted({f"{path.relative_to(TEST)}: the program in {program.stem}'s string, "
+                         f"its line {line}"
+                         for path in paths for program in embedded_programs(path, tmp_path)
+                         for target, line in imports(program, ROOT + ".test_program")
+                         if part_of(target) == "ros"})
     assert not offenders, f"pure tests import planning_collision.ros: {offenders}"
