@@ -195,6 +195,60 @@ class FleetStep(NamedTuple):
     localization_stale: np.ndarray  # (n,) the correction is too old to trust (see settings)
 
 
+class _Placement(NamedTuple):
+    """Every agent at the control time (over all ``n`` agents)."""
+
+    known: np.ndarray  # placed in the global frame (odometry and a localization)
+    fresh: np.ndarray  # known, and its odometry younger than odom_timeout
+    ages: np.ndarray  # seconds since the latest odometry sample (inf: none)
+    positions: np.ndarray  # (n, 2) global frame, extrapolated to the control time
+    headings: np.ndarray
+    velocities: np.ndarray  # (n, 2) measured, global frame
+    radii: np.ndarray  # radius in the ORCA problem (margins and latency growth)
+    localization_ages: np.ndarray
+    localization_stale: np.ndarray
+
+
+class _Activity(NamedTuple):
+    """Who is commanded (over the ``k`` controlled agents)."""
+
+    engaged: np.ndarray  # enabled and (goal mode, or its navigation command is fresh)
+    active: np.ndarray  # engaged, placed with fresh odometry and localization, fleet placed
+    reasons: list[str]  # why not active ("" when active)
+    publish: np.ndarray  # engaged, or its one final zero
+
+
+class _Preferred(NamedTuple):
+    """The controlled agents' preferred velocities (zero when not active)."""
+
+    velocities: np.ndarray  # (k, 2) global frame
+    distance_to_goal: np.ndarray  # (k,) NaN without a goal, or not placed, or cmd_vel mode
+    navigation: np.ndarray | None  # (k, 3) the navigation commands, body frame (cmd_vel)
+
+
+class _Problem(NamedTuple):
+    """The ORCA problem (arrays over the ``n`` agents unless over its rows)."""
+
+    rows: np.ndarray  # agent of each row
+    row_of: np.ndarray  # (n,) row of each agent, -1 when not in the problem
+    reactive: np.ndarray  # avoids the others (the active agents)
+    velocities: np.ndarray  # (n, 2) current velocities as ORCA sees them
+    preferred: np.ndarray  # (n, 2)
+    responsibility: np.ndarray
+    constrained: list  # per row: the trackable polygon of an active differential drive
+    constraint_counts: np.ndarray  # per row: its differential-drive limit lines
+
+
+class _Commands(NamedTuple):
+    """What the controlled agents are told (over the ``k`` controlled agents)."""
+
+    commands: np.ndarray  # (k, 3) body frame, within every limit
+    chosen: np.ndarray  # (k, 2) ORCA velocities, global frame (zero when not active)
+    infeasible: np.ndarray
+    agent_neighbors: np.ndarray
+    obstacle_lines: np.ndarray
+
+
 @dataclass
 class _Sample:
     """The latest command of the navigation stack for one agent."""
@@ -209,7 +263,6 @@ class _Agent:
     localization: MapFromOdom
     odom: tuple | None = None  # (x, y, yaw, vx, vy, wz) in the odometry frame, body twist
     odom_time: float = -math.inf
-    seen: bool = False  # placed in the global frame at least once
     command: _Sample = field(default_factory=_Sample)
 
 
@@ -223,6 +276,19 @@ def sample_time(stamp: float | None, arrival: float) -> float:
 
 class FleetController:
     """ORCA for a fleet: samples in, one :meth:`step` per control period, commands out.
+
+    Three index spaces. *Agents* ``i`` in ``range(n)``: every agent, the controlled first, then
+    the observed (arrays of length n, as in :class:`_Placement`). *Controlled agents*: the
+    first ``k = self.controlled`` of them, the same ``i`` (arrays of length k, as in
+    :class:`_Activity`, :class:`_Preferred`, :class:`_Commands`). *Problem rows* ``j``: the
+    agents in this step's ORCA problem, ``rows[j]`` the agent of row j and ``row_of[i]`` the
+    row of agent i (-1: not in the problem), as in :class:`_Problem` and ORCA's result.
+
+    A step is phases, each returning a named result: place every agent, decide who is
+    active (commanded by ORCA) and who is engaged, the preferred velocities, the ORCA
+    problem, solve it, the body-frame commands, and remember what the next step needs
+    (:meth:`_remember`, the only place a step writes to ``self``; :meth:`hold` and
+    :meth:`release` change only the memory of who was commanded).
 
     ``warn(key, text)`` receives every warning (the node throttles them per key)."""
 
@@ -255,6 +321,7 @@ class FleetController:
         self._was_fresh = np.zeros(len(self._agents), dtype=bool)
         self._was_engaged = np.zeros(k, dtype=bool)
         self._was_stale_localization = np.zeros(len(self._agents), dtype=bool)
+        self._placed_once = np.zeros(k, dtype=bool)
         self.steps = 0
         self._derive()
 
@@ -405,8 +472,35 @@ class FleetController:
     # ------------------------------------------------------------------ the step
     def step(self, now: float, obstacles=None, want_lines: bool = False) -> FleetStep:
         """One control step at time ``now`` (the samples' clock) against ``obstacles`` (an
-        ORCA obstacle set or None)."""
-        s, k, n = self.settings, self.controlled, len(self._agents)
+        ORCA obstacle set or None); ``want_lines``: report the half-planes (:class:`StepLines`)."""
+        place = self._place(now)
+        activity = self._activity(now, place)
+        preferred = self._preferred(place, activity.active)
+        problem = self._problem(place, activity, preferred)
+        result = self._solve(place, problem, obstacles, want_lines)
+        told = self._commands(place, activity.active, preferred, problem, result)
+        lines = None
+        if want_lines and result is not None and result.lines is not None:
+            lines = half_planes(result, problem.rows, problem.row_of, activity.active,
+                                problem.constraint_counts)
+        events = self._events(place, activity.reasons)
+        self._remember(place, activity, told)
+        return FleetStep(
+            commands=told.commands, active=activity.active, reasons=activity.reasons,
+            known=place.known, fresh=place.fresh, positions=place.positions,
+            headings=place.headings, velocities=place.velocities, radii=place.radii,
+            ages=place.ages, preferred=preferred.velocities, chosen=told.chosen,
+            distance_to_goal=preferred.distance_to_goal, infeasible=told.infeasible,
+            agent_neighbors=told.agent_neighbors, obstacle_lines=told.obstacle_lines,
+            lines=lines, events=events, publish=activity.publish, engaged=activity.engaged,
+            localization_ages=place.localization_ages,
+            localization_stale=place.localization_stale)
+
+    def _place(self, now: float) -> _Placement:
+        """Every agent in the global frame at ``now``: its latest odometry placed by its
+        localization, extrapolated to ``now`` while fresh; its radius in the problem grown by
+        what the extrapolation cannot cover (at most what odom_timeout allows)."""
+        s, n = self.settings, len(self._agents)
         poses = np.zeros((n, 3))
         body = np.zeros((n, 2))
         ages = np.full(n, np.inf)
@@ -415,134 +509,168 @@ class FleetController:
             if agent.odom is None:
                 continue
             placed = agent.localization.map_pose(agent.odom[:3])
-            if placed is None:
-                continue
-            known[i] = agent.seen = True
-            poses[i] = placed
-            body[i] = agent.odom[3:5]
-            ages[i] = now - agent.odom_time
+            if placed is not None:
+                known[i] = True
+                poses[i] = placed
+                body[i] = agent.odom[3:5]
+                ages[i] = now - agent.odom_time
         fresh = known & (ages <= s.odom_timeout)
-        localization_ages, localization_stale = self._localization(now, known)
-        engaged = self.engaged(now)
-        heading = poses[:, 2]
-        vel = np.column_stack(se2.rotate(body[:, 0], body[:, 1], heading))
-        # Extrapolate fresh agents to the control time; grow every radius by what the
-        # extrapolation cannot cover (at most what odom_timeout allows).
+        headings = poses[:, 2]
+        velocities = np.column_stack(se2.rotate(body[:, 0], body[:, 1], headings))
         late = np.clip(np.where(known, ages, 0.0), 0.0, s.odom_timeout)
-        pos = poses[:, :2] + np.where(fresh[:, None], vel * late[:, None], 0.0)
         growth = self.max_speed * np.clip(late - s.latency_allowance, 0.0, None)
+        localization_ages, localization_stale = self._localization(now, known)
+        return _Placement(
+            known=known, fresh=fresh, ages=ages,
+            positions=poses[:, :2] + np.where(fresh[:, None], velocities * late[:, None], 0.0),
+            headings=headings, velocities=velocities,
+            radii=(self.radius + s.safety_margin + growth
+                   + np.where(self.unicycle, s.tracking_error, 0.0)),
+            localization_ages=localization_ages, localization_stale=localization_stale)
 
-        reasons = self._reasons(known, fresh, ages, localization_ages, localization_stale,
-                                engaged)
-        missing = [self.names[i] for i in range(k) if not self._agents[i].seen]
-        active = fresh[:k] & ~localization_stale[:k] & engaged
-        if s.wait_for_all_agents and missing:
+    def _activity(self, now: float, place: _Placement) -> _Activity:
+        """Who ORCA commands: engaged controlled agents with fresh odometry and localization
+        (and, with wait_for_all_agents, only once every controlled agent was placed)."""
+        k = self.controlled
+        engaged = self.engaged(now)
+        reasons = self._reasons(place, engaged)
+        active = place.fresh[:k] & ~place.localization_stale[:k] & engaged
+        missing = [self.names[i] for i in np.flatnonzero(~(self._placed_once | place.known[:k]))]
+        if self.settings.wait_for_all_agents and missing:
             shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
             for i in np.flatnonzero(active):
                 reasons[i] = f"waiting for every agent to be placed (missing: {shown})"
             active[:] = False
+        return _Activity(engaged, active, reasons, engaged | self._was_engaged)
 
-        # Preferred velocities of the controlled agents.
-        distance = np.full(k, np.nan)
-        cmd_fresh = np.zeros(k, dtype=bool)
-        nav = np.zeros((k, 3))
-        if s.preferred_velocity_source == GOAL:
-            to_goal = self.goals - pos[:k]
-            distance = np.hypot(to_goal[:, 0], to_goal[:, 1])
-            moving = active & np.isfinite(distance) & (distance > s.goal_tolerance)
-            speed = np.minimum(s.pref_speed, self.max_speed[:k])
-            scale = np.where(moving, speed / np.where(moving, distance, 1.0), 0.0)
-            pref = np.where(moving[:, None], to_goal * scale[:, None], 0.0)
-            distance[~known[:k]] = np.nan
-        else:
-            for i, agent in enumerate(self._agents[:k]):
-                nav[i] = agent.command.value
-            cmd_fresh = active.copy()  # active agents are engaged: their command is fresh
-            pref = np.column_stack(se2.rotate(nav[:, 0], nav[:, 1], heading[:k]))
-            pref[~cmd_fresh] = 0.0
+    def _preferred(self, place: _Placement, active: np.ndarray) -> _Preferred:
+        """The active agents' preferred velocities (zero for the others): towards the goal at
+        pref_speed (at most max_speed) until within goal_tolerance, or the navigation
+        command turned into the global frame."""
+        s, k = self.settings, self.controlled
+        if s.preferred_velocity_source == CMD_VEL:
+            navigation = np.array([a.command.value for a in self._agents[:k]],
+                                  dtype=np.float64).reshape(k, 3)
+            velocities = np.column_stack(se2.rotate(navigation[:, 0], navigation[:, 1],
+                                                    place.headings[:k]))
+            velocities[~active] = 0.0
+            return _Preferred(velocities, np.full(k, np.nan), navigation)
+        to_goal = self.goals - place.positions[:k]
+        distance = np.hypot(to_goal[:, 0], to_goal[:, 1])
+        moving = active & np.isfinite(distance) & (distance > s.goal_tolerance)
+        speed = np.minimum(s.pref_speed, self.max_speed[:k])
+        scale = np.where(moving, speed / np.where(moving, distance, 1.0), 0.0)
+        velocities = np.where(moving[:, None], to_goal * scale[:, None], 0.0)
+        distance[~place.known[:k]] = np.nan
+        return _Preferred(velocities, distance, None)
 
-        # The ORCA problem: controlled agents placed once (stale ones as standing discs),
-        # observed agents while fresh.
-        in_problem = np.concatenate([known[:k], fresh[k:]])
-        rows = np.flatnonzero(in_problem)
-        row_of = np.full(n, -1)
+    def _problem(self, place: _Placement, activity: _Activity,
+                 preferred: _Preferred) -> _Problem:
+        """The ORCA problem: controlled agents placed once (the stopped ones as standing discs,
+        those not engaged at their measured velocity), observed agents while fresh; only the
+        active agents react, and the others leave them all the avoiding (responsibility 1)."""
+        k, active = self.controlled, activity.active
+        rows = np.flatnonzero(np.concatenate([place.known[:k], place.fresh[k:]]))
+        row_of = np.full(len(self._agents), -1)
         row_of[rows] = np.arange(rows.size)
-        reactive = np.zeros(n, dtype=bool)
+        reactive = np.zeros(len(self._agents), dtype=bool)
         reactive[:k] = active
-        velocities = vel.copy()
+        velocities = place.velocities.copy()
         # Told to stop (or of unknown velocity); an agent not engaged keeps its measured one.
-        velocities[:k][known[:k] & ~active & (engaged | ~fresh[:k])] = 0.0
+        velocities[:k][place.known[:k] & ~active & (activity.engaged | ~place.fresh[:k])] = 0.0
         reuse = self.unicycle[:k] & active & self._was_active
         velocities[:k][reuse] = self._last_holonomic[reuse]
         preferred_all = velocities.copy()
-        preferred_all[:k][active] = pref[active]
-        radius = (self.radius + s.safety_margin + growth
-                  + np.where(self.unicycle, s.tracking_error, 0.0))
+        preferred_all[:k][active] = preferred.velocities[active]
         responsibility = self.responsibility.copy()
         responsibility[:k][~active] = 1.0
         constrained = [self.trackable[i] if i < k and reactive[i] else None for i in rows]
-        constraint_counts = np.array([0 if c is None else len(c) for c in constrained],
-                                     np.int64)
-        result = None
-        if rows.size:
-            result = orca.compute_velocities(
-                pos[rows], velocities[rows], preferred_all[rows], time_step=s.time_step,
-                radius=radius[rows], max_speed=self.max_speed[rows],
-                neighbor_dist=s.neighbor_dist,
-                max_neighbors=np.where(reactive[rows], s.max_neighbors, 0),
-                time_horizon=s.time_horizon, time_horizon_obst=s.time_horizon_obst,
-                responsibility=responsibility[rows], reactive=reactive[rows],
-                obstacles=obstacles, symmetry_breaking=s.symmetry_breaking,
-                seed=self.steps, side_preference=s.side_preference,
-                keep_apart=s.keep_apart, keep_apart_margin=s.keep_apart_margin,
-                constraint_lines=(orca.diff_drive_constraints(heading[rows], constrained)
-                                  if constraint_counts.any() else None),
-                return_lines=want_lines)
-        self.steps += 1
-        if result is not None and result.speed_clamped.any():  # never seen: it would be a bug
+        return _Problem(
+            rows=rows, row_of=row_of, reactive=reactive, velocities=velocities,
+            preferred=preferred_all, responsibility=responsibility, constrained=constrained,
+            constraint_counts=np.array([0 if c is None else len(c) for c in constrained],
+                                       np.int64))
+
+    def _solve(self, place: _Placement, problem: _Problem, obstacles,
+               want_lines: bool) -> orca.VelocityResult | None:
+        """ORCA over the problem's rows (None when nobody is in it)."""
+        s, rows = self.settings, problem.rows
+        if not rows.size:
+            return None
+        result = orca.compute_velocities(
+            place.positions[rows], problem.velocities[rows], problem.preferred[rows],
+            time_step=s.time_step, radius=place.radii[rows], max_speed=self.max_speed[rows],
+            neighbor_dist=s.neighbor_dist,
+            max_neighbors=np.where(problem.reactive[rows], s.max_neighbors, 0),
+            time_horizon=s.time_horizon, time_horizon_obst=s.time_horizon_obst,
+            responsibility=problem.responsibility[rows], reactive=problem.reactive[rows],
+            obstacles=obstacles, symmetry_breaking=s.symmetry_breaking,
+            seed=self.steps, side_preference=s.side_preference,
+            keep_apart=s.keep_apart, keep_apart_margin=s.keep_apart_margin,
+            constraint_lines=(orca.diff_drive_constraints(place.headings[rows],
+                                                          problem.constrained)
+                              if problem.constraint_counts.any() else None),
+            return_lines=want_lines)
+        if result.speed_clamped.any():  # never seen: it would be a bug
             clamped = [self.names[rows[j]] for j in np.flatnonzero(result.speed_clamped)]
             self.warn("speed-clamped", f"ORCA's last check clamped the velocity of "
                       f"{', '.join(clamped)}")
+        return result
 
-        # Commands in each robot's body frame.
-        chosen = np.zeros((k, 2))
-        commands = np.zeros((k, 3))
+    def _commands(self, place: _Placement, active: np.ndarray, preferred: _Preferred,
+                  problem: _Problem, result) -> _Commands:
+        """The active agents' ORCA velocities as body-frame commands (zero for the others),
+        within every limit (:meth:`bounded`). Within the symmetry-breaking perturbation of
+        the preferred velocity nothing held an agent back: it keeps the preferred velocity
+        exactly (no creeping at rest), and in cmd_vel mode the navigation command itself."""
+        k = self.controlled
+        chosen, commands = np.zeros((k, 2)), np.zeros((k, 3))
         infeasible = np.zeros(k, dtype=bool)
-        agent_neighbors = np.zeros(k, np.int64)
-        obstacle_lines = np.zeros(k, np.int64)
-        mine = np.flatnonzero(active)
-        if result is not None and mine.size:
-            chosen[mine] = result.velocities[row_of[mine]]
-            infeasible[mine] = result.infeasible[row_of[mine]]
-            agent_neighbors[mine] = result.num_neighbors[row_of[mine]]
-            obstacle_lines[mine] = result.num_obstacle_lines[row_of[mine]]
-            # Within the symmetry-breaking perturbation of the preferred velocity, nothing
-            # held the agent back: keep the preferred velocity exactly (no creeping at rest).
-            unchanged = active & (np.abs(chosen - pref).max(axis=1)
-                                  <= s.symmetry_breaking + 1e-9)
-            chosen[unchanged] = pref[unchanged]
-            bx, by = se2.to_body(chosen[:, 0], chosen[:, 1], heading[:k])
-            commands[:, 0], commands[:, 1] = bx, by
-            for limits, members in self.limit_groups:
-                driven = members[active[members]]
-                if driven.size:
-                    v, w = orca.unicycle_commands(chosen[driven], heading[driven], limits)
-                    commands[driven, 0], commands[driven, 1], commands[driven, 2] = v, 0.0, w
-            if s.preferred_velocity_source == CMD_VEL:
-                passed = unchanged & cmd_fresh
-                commands[passed] = nav[passed]
+        agent_neighbors, obstacle_lines = np.zeros(k, np.int64), np.zeros(k, np.int64)
+        commanded = np.flatnonzero(active)
+        if result is not None and commanded.size:
+            row = problem.row_of[commanded]
+            chosen[commanded] = result.velocities[row]
+            infeasible[commanded] = result.infeasible[row]
+            agent_neighbors[commanded] = result.num_neighbors[row]
+            obstacle_lines[commanded] = result.num_obstacle_lines[row]
+            unchanged = active & (np.abs(chosen - preferred.velocities).max(axis=1)
+                                  <= self.settings.symmetry_breaking + 1e-9)
+            chosen[unchanged] = preferred.velocities[unchanged]
+            commands = self._body_commands(chosen, place.headings[:k], active)
+            if preferred.navigation is not None:
+                commands[unchanged] = preferred.navigation[unchanged]
         commands[~active] = 0.0
-        self._last_holonomic = chosen
-        self._was_active = active.copy()
-        lines = (self._step_lines(result, rows, row_of, active, constraint_counts)
-                 if want_lines and result is not None and result.lines is not None else None)
-        events = self._report(fresh, reasons) + self._report_localization(
-            localization_ages, localization_stale)
-        return FleetStep(self.bounded(commands), active, reasons, known, fresh, pos, heading,
-                         vel, radius, ages, pref, chosen, distance, infeasible,
-                         agent_neighbors, obstacle_lines, lines, events,
-                         self._publish_mask(engaged), engaged, localization_ages,
-                         localization_stale)
+        return _Commands(self.bounded(commands), chosen, infeasible, agent_neighbors,
+                         obstacle_lines)
+
+    def _body_commands(self, chosen: np.ndarray, headings: np.ndarray,
+                       active: np.ndarray) -> np.ndarray:
+        """(k, 3) the velocities ``chosen`` (global frame) in each robot's body frame; a
+        differential-drive robot's as the forward speed and turn rate that track it."""
+        commands = np.zeros((self.controlled, 3))
+        commands[:, 0], commands[:, 1] = se2.to_body(chosen[:, 0], chosen[:, 1], headings)
+        for limits, members in self.limit_groups:
+            driven = members[active[members]]
+            if driven.size:
+                v, w = orca.unicycle_commands(chosen[driven], headings[driven], limits)
+                commands[driven, 0], commands[driven, 1], commands[driven, 2] = v, 0.0, w
+        return commands
+
+    def _events(self, place: _Placement, reasons: list[str]) -> list[str]:
+        """What changed since the previous step, for the log (and the waiting warnings)."""
+        return self._report(place.fresh, reasons) + self._report_localization(
+            place.localization_ages, place.localization_stale)
+
+    def _remember(self, place: _Placement, activity: _Activity, told: _Commands) -> None:
+        """What the next step needs from this one: the only place a step writes to ``self``."""
+        self._placed_once |= place.known[:self.controlled]
+        self._was_fresh = place.fresh.copy()
+        self._was_stale_localization = place.localization_stale.copy()
+        self._was_engaged = activity.engaged.copy()
+        self._was_active = activity.active.copy()
+        self._last_holonomic = told.chosen.copy()
+        self.steps += 1
 
     # ------------------------------------------------------------------ who is commanded
     def engaged(self, now: float) -> np.ndarray:
@@ -555,16 +683,14 @@ class FleetController:
                                  for a in self._agents[:self.controlled]], dtype=bool)
         return engaged
 
-    def _publish_mask(self, engaged: np.ndarray) -> np.ndarray:
-        """Engaged agents, and those that just stopped being engaged (their one zero)."""
-        publish = engaged | self._was_engaged
-        self._was_engaged = engaged.copy()
-        return publish
-
     def hold(self, now: float) -> np.ndarray:
         """The agents to send a zero command at ``now`` in a step that holds every robot
-        (kernels warming up, a failed step): the publish mask of :meth:`step`."""
-        return self._publish_mask(self.engaged(now))
+        (kernels warming up, a failed step): the publish mask of :meth:`step` (engaged, or
+        just stopped being: their one zero)."""
+        engaged = self.engaged(now)
+        publish = engaged | self._was_engaged
+        self._was_engaged = engaged
+        return publish
 
     def release(self) -> np.ndarray:
         """The agents commanded at the last step, each to get one final zero command (the
@@ -572,20 +698,19 @@ class FleetController:
         released, self._was_engaged = self._was_engaged, np.zeros(self.controlled, bool)
         return released
 
-    def _reasons(self, known, fresh, ages, localization_ages, localization_stale,
-                 engaged) -> list[str]:
+    def _reasons(self, place: _Placement, engaged: np.ndarray) -> list[str]:
         """Why each controlled agent is not commanded by ORCA ("" when nothing stops it;
-        waiting for the fleet is added by :meth:`step`)."""
+        waiting for the fleet is added by :meth:`_activity`)."""
         reasons = [""] * self.controlled
         cmd_vel = self.settings.preferred_velocity_source == CMD_VEL
         for i in range(self.controlled):
-            if not known[i]:
+            if not place.known[i]:
                 reasons[i] = ("no odometry yet" if self._agents[i].odom is None
                               else "no localization yet")
-            elif not fresh[i]:
-                reasons[i] = f"odometry stale ({ages[i]:.2f} s old)"
-            elif localization_stale[i]:
-                reasons[i] = f"localization stale ({localization_ages[i]:.2f} s old)"
+            elif not place.fresh[i]:
+                reasons[i] = f"odometry stale ({place.ages[i]:.2f} s old)"
+            elif place.localization_stale[i]:
+                reasons[i] = f"localization stale ({place.localization_ages[i]:.2f} s old)"
             elif not self.enabled[i]:
                 reasons[i] = "disabled (handed over: enabled is false)"
             elif cmd_vel and not engaged[i]:
@@ -616,7 +741,6 @@ class FleetController:
                           f"{what}")
         for i in np.flatnonzero(~stale & self._was_stale_localization):
             events.append(f"{self.names[i]}: localization received")
-        self._was_stale_localization = stale.copy()
         return events
 
     def _report(self, fresh: np.ndarray, reasons: list[str]) -> list[str]:
@@ -629,7 +753,6 @@ class FleetController:
                           f"{self.settings.odom_timeout:g} s, {what}")
         for i in np.flatnonzero(~self._was_fresh & fresh):
             events.append(f"{self.names[i]}: odometry received")
-        self._was_fresh = fresh.copy()
         for reason in ("no odometry yet", "no localization yet"):
             waiting = [self.names[i] for i, r in enumerate(reasons) if r == reason]
             if waiting:
@@ -657,27 +780,33 @@ class FleetController:
         np.clip(commands[:, 2], -turn, turn, out=commands[:, 2])
         return commands
 
-    def _step_lines(self, result, rows, row_of, active, constraint_counts) -> StepLines:
-        """The controlled agents' half-planes of a step; a step's lines are ordered obstacles,
-        differential-drive limits, separations (keep_apart), agents, and the drawing leaves
-        out the differential-drive limits."""
-        k = self.controlled
-        mine = np.flatnonzero(active)  # active agents are in the problem
-        hard = result.num_obstacle_lines  # the obstacle lines come first
-        lines = result.lines
-        per_row = np.diff(lines.offsets)
-        owner = np.repeat(np.arange(rows.size), per_row)
-        position = np.arange(owner.size) - lines.offsets[owner]  # index within its agent
-        shown_rows = np.zeros(rows.size, dtype=bool)
-        shown_rows[row_of[mine]] = True
-        drawn = shown_rows[owner] & ~((position >= hard[owner]) &
-                                      (position < hard[owner] + constraint_counts[owner]))
-        counts = np.zeros(k, np.int64)
-        counts[mine] = np.bincount(owner[drawn], minlength=rows.size)[row_of[mine]]
-        offsets = np.zeros(k + 1, np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        per_agent = [None] * k
-        for i in mine.tolist():
-            lo, hi = lines.offsets[row_of[i]], lines.offsets[row_of[i] + 1]
-            per_agent[i] = (lines.points[lo:hi], lines.directions[lo:hi])
-        return StepLines(per_agent, offsets, lines.points[drawn], lines.directions[drawn])
+
+def half_planes(result: orca.VelocityResult, rows: np.ndarray, row_of: np.ndarray,
+                active: np.ndarray, constraint_counts: np.ndarray) -> StepLines:
+    """The active controlled agents' half-planes of a step whose ORCA ``result`` has lines,
+    over the controlled agents (``len(active)``); ``rows``, ``row_of`` and
+    ``constraint_counts`` describe the problem (:class:`FleetController`'s index spaces).
+
+    A row's lines are ordered obstacles, differential-drive limits, separations (keep_apart),
+    agents: ``per_agent`` has them all, the drawing leaves out the differential-drive limits
+    (they bound the robot, not its surroundings). An agent not active has none."""
+    k = active.size
+    commanded = np.flatnonzero(active)  # active agents are in the problem
+    hard = result.num_obstacle_lines  # the obstacle lines come first
+    lines = result.lines
+    per_row = np.diff(lines.offsets)
+    owner = np.repeat(np.arange(rows.size), per_row)
+    position = np.arange(owner.size) - lines.offsets[owner]  # index within its row
+    shown_rows = np.zeros(rows.size, dtype=bool)
+    shown_rows[row_of[commanded]] = True
+    drawn = shown_rows[owner] & ~((position >= hard[owner]) &
+                                  (position < hard[owner] + constraint_counts[owner]))
+    counts = np.zeros(k, np.int64)
+    counts[commanded] = np.bincount(owner[drawn], minlength=rows.size)[row_of[commanded]]
+    offsets = np.zeros(k + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    per_agent = [None] * k
+    for i in commanded.tolist():
+        lo, hi = lines.offsets[row_of[i]], lines.offsets[row_of[i] + 1]
+        per_agent[i] = (lines.points[lo:hi], lines.directions[lo:hi])
+    return StepLines(per_agent, offsets, lines.points[drawn], lines.directions[drawn])
