@@ -19,6 +19,9 @@ import sys
 import time
 
 CORES = ("geometry", "grid", "orca")
+# Cores whose warm-up also runs kernels of another core (orca's readies the geometry kernels
+# orca_node's obstacle worker uses): their cache is only complete with that core's.
+USES = {"orca": ("geometry",)}
 
 
 def cached(names) -> bool:
@@ -32,7 +35,7 @@ def cached(names) -> bool:
 
     from numba.core.registry import CPUDispatcher
 
-    for name in names:
+    for name in {used for core in names for used in (core, *USES.get(core, ()))}:
         package = importlib.import_module(f"planning_collision.{name}")
         indexes = []
         for info in pkgutil.iter_modules(package.__path__):

@@ -7,6 +7,7 @@ venv's copy, whose kernels ``make setup`` already compiled (it only loads them).
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from importlib.metadata import distribution
@@ -28,3 +29,22 @@ def test_the_warmup_console_script_readies_every_kernel_beside_its_package():
         cache = Path(planning_collision.__file__).parent / core / "__pycache__"
         assert list(cache.glob("*.nbi")), f"no numba cache index in {cache}"
     assert "all kernels ready" in result.stdout
+
+
+def test_orca_is_not_cached_while_the_geometry_kernels_its_warm_up_runs_are_not(monkeypatch):
+    """orca's warm-up readies geometry kernels too (orca_node's obstacle worker): with only
+    orca's cache present, orca_node must compile in a separate process, not in its own."""
+    import os
+
+    from planning_collision.warmup import cached
+
+    exists = os.path.exists
+    if not (cached(["orca"]) and cached(["geometry"])):
+        raise AssertionError("make setup warms every kernel: run it first")
+    # The geometry kernels' cache indexes gone: beside the sources (geometry/__pycache__) or
+    # under NUMBA_CACHE_DIR (geometry_<hash>/).
+    monkeypatch.setattr(os.path, "exists",
+                        lambda p: not re.search(r"/geometry[/_]", str(p)) and exists(p))
+    assert not cached(["geometry"])
+    assert not cached(["orca"])
+    assert cached(["grid"])
