@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -191,3 +192,16 @@ def test_the_pure_tests_import_nothing_from_ros(tmp_path):
                          for target, line in imports(program, ROOT + ".test_program")
                          if part_of(target) == "ros"})
     assert not offenders, f"pure tests import planning_collision.ros: {offenders}"
+
+
+def test_the_pure_tests_are_the_makefiles():
+    """PURE_TESTS above is the Makefile's list (run with pytest-xdist), so a pure test folder
+    added there is checked here too. The Makefile is in the source checkout, not a colcon
+    install."""
+    makefile = TEST.parents[1] / "Makefile"
+    if not makefile.is_file():
+        pytest.skip("no Makefile beside the package (an installed copy)")
+    text = makefile.read_text().replace("\\\n", " ")
+    (listed,) = re.findall(r"^PURE_TESTS\s*:=\s*(.+)$", text, flags=re.M)
+    prefix = "planning_collision/test/"
+    assert sorted(entry.removeprefix(prefix) for entry in listed.split()) == sorted(PURE_TESTS)
