@@ -15,7 +15,6 @@ refuses a value outside it at run time), and the rule in words as ``additional_c
 
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -23,6 +22,8 @@ from types import SimpleNamespace
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+
+from planning_collision.common.checks import finite_scalar, scalar_rule
 
 
 @dataclass(frozen=True)
@@ -50,26 +51,25 @@ class Param:
     def bounded(self) -> bool:
         return (self.above, self.at_least, self.at_most) != (None, None, None)
 
+    @property
+    def bounds(self) -> dict:
+        """The bounds as keywords of :func:`~planning_collision.common.checks.finite_scalar`."""
+        return dict(above=self.above, at_least=self.at_least, at_most=self.at_most,
+                    integer=self.type == Parameter.Type.INTEGER)
+
     def rule(self) -> str:
-        """The bounds in words, e.g. 'finite and > 0', 'finite and in [0, 1]', '>= 0'."""
-        if self.above is None and None not in (self.at_least, self.at_most):
-            words = f"in [{self.at_least:g}, {self.at_most:g}]"
-        else:
-            words = " and ".join(f"{sign} {bound:g}" for sign, bound in (
-                (">", self.above), (">=", self.at_least), ("<=", self.at_most))
-                if bound is not None)
-        return f"finite and {words}" if self.type == Parameter.Type.DOUBLE else words
+        """The bounds in words, e.g. 'finite and > 0', 'finite and in [0, 1]',
+        'an integer >= 0' (:func:`~planning_collision.common.checks.scalar_rule`)."""
+        return scalar_rule(**self.bounds)
 
     def check(self, value) -> None:
-        """ParameterError (naming the parameter and its rule) when ``value`` is outside the
-        bounds, or not finite for a floating-point parameter with bounds."""
-        if not self.bounded:
-            return
-        finite = not isinstance(value, float) or math.isfinite(value)
-        if not (finite and (self.above is None or value > self.above)
-                and (self.at_least is None or value >= self.at_least)
-                and (self.at_most is None or value <= self.at_most)):
-            raise ParameterError(f"{self.name} must be {self.rule()}, got {value}")
+        """ParameterError (naming the parameter and its rule) when ``value`` breaks the
+        bounds: :func:`~planning_collision.common.checks.finite_scalar`."""
+        if self.bounded:
+            try:
+                finite_scalar(value, self.name, **self.bounds)
+            except ValueError as exc:
+                raise ParameterError(str(exc)) from None
 
     def descriptor(self) -> ParameterDescriptor:
         """The descriptor ``ros2 param describe`` shows: description, choices, read-only,

@@ -5,7 +5,13 @@ import re
 import numpy as np
 import pytest
 
-from planning_collision.common.checks import float_points, float_vector
+from planning_collision.common.checks import (
+    finite_scalar,
+    finite_values,
+    float_points,
+    float_vector,
+    scalar_rule,
+)
 from planning_collision.geometry import ConvexShape
 from planning_collision.geometry.shapes import as_points, as_vector
 from planning_collision.geometry.tolerances import MAX_COORD
@@ -62,3 +68,67 @@ def test_public_apis_name_their_argument_in_that_wording():
     sim = OrcaSimulator(0.25, 15.0, 10, 10.0, 10.0, 1.5, 2.0)
     with pytest.raises(ValueError, match=re.escape("position contains NaN or inf")):
         sim.add_agent((np.nan, 0.0))
+
+
+@pytest.mark.parametrize(("value", "bounds", "expected"), [
+    (np.nan, dict(above=0.0), "x must be finite and > 0, got nan"),
+    (0.0, dict(above=0.0), "x must be finite and > 0, got 0.0"),
+    (np.inf, {}, "x must be finite, got inf"),
+    (-np.inf, dict(at_least=0.0), "x must be finite and >= 0, got -inf"),
+    (-0.1, dict(at_least=0.0, at_most=1.0), "x must be finite and in [0, 1], got -0.1"),
+    (1.5, dict(above=0.0, at_most=1.0), "x must be finite and > 0 and <= 1, got 1.5"),
+    (2e9, dict(at_most=1e9), "x must be finite and <= 1e+09, got 2000000000.0"),
+    ("abc", {}, "x must be a number, got 'abc'"),
+    ("0.5", {}, "x must be a number, got '0.5'"),
+    (None, {}, "x must be a number, got None"),
+    (True, {}, "x must be a number, got True"),
+    (np.bool_(False), {}, "x must be a number, got np.False_"),
+    (1.5, dict(integer=True), "x must be an integer, got 1.5"),
+    (-3, dict(integer=True, at_least=0), "x must be an integer >= 0, got -3"),
+    (0, dict(integer=True, at_least=1, at_most=100), "x must be an integer in [1, 100], got 0"),
+    (np.nan, dict(integer=True), "x must be an integer, got nan"),
+    (True, dict(integer=True), "x must be an integer, got True"),
+])
+def test_one_scalar_rule_in_one_wording(value, bounds, expected):
+    with pytest.raises(ValueError) as info:
+        finite_scalar(value, "x", **bounds)
+    assert str(info.value) == expected
+
+
+@pytest.mark.parametrize(("value", "bounds", "expected"), [
+    (1e-300, dict(above=0.0), 1e-300),
+    (0.0, dict(at_least=0.0, at_most=1.0), 0.0),
+    (1.0, dict(at_least=0.0, at_most=1.0), 1.0),
+    (-5, {}, -5.0),
+    (np.float32(0.5), dict(above=0.0), 0.5),
+    (np.float64(2.0), {}, 2.0),
+    (np.int64(7), {}, 7.0),
+    (np.array(3.0), {}, 3.0),
+])
+def test_a_number_within_its_bounds_comes_back_as_a_python_float(value, bounds, expected):
+    out = finite_scalar(value, "x", **bounds)
+    assert type(out) is float and out == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (3, 3), (np.int64(-2), -2), (np.uint8(200), 200), (4.0, 4), (np.float64(5.0), 5),
+    (2 ** 62 + 1, 2 ** 62 + 1),  # no rounding through float
+])
+def test_an_integer_comes_back_as_a_python_int(value, expected):
+    out = finite_scalar(value, "x", integer=True)
+    assert type(out) is int and out == expected
+
+
+def test_the_rule_in_words_is_the_one_the_error_uses():
+    assert scalar_rule() == "finite"
+    assert scalar_rule(above=0.0) == "finite and > 0"
+    assert scalar_rule(at_least=1, at_most=100, integer=True) == "an integer in [1, 100]"
+    assert scalar_rule(integer=True) == "an integer"
+
+
+def test_the_array_form_reports_the_first_bad_value_as_the_scalar_rule_does():
+    finite_values(np.array([0.0, 1.0]), "v", at_least=0.0)
+    with pytest.raises(ValueError, match=re.escape("v must be finite and >= 0, got -2.0")):
+        finite_values(np.array([1.0, -2.0, np.nan]), "v", at_least=0.0)
+    with pytest.raises(ValueError, match=re.escape("v must be finite, got nan")):
+        finite_values(np.array([[1.0], [np.nan]]), "v")

@@ -397,7 +397,7 @@ def test_ros2_param_describe_shows_the_bounds(sims):
     assert rate.additional_constraints == "finite and > 0" and not rate.floating_point_range
     assert latency.additional_constraints == "finite and >= 0"
     assert latency.floating_point_range[0].from_value == 0.0
-    assert (seed.integer_range[0].from_value, seed.additional_constraints) == (0, ">= 0")
+    assert (seed.integer_range[0].from_value, seed.additional_constraints) == (0, "an integer >= 0")
     assert scenario.additional_constraints == "" and rate.read_only
 
 

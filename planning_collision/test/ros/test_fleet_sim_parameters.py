@@ -21,8 +21,8 @@ from planning_collision.ros.parameters import Param, ParameterError, declare
     (Param("delay", 0.0, "d", at_least=0.0), "finite and >= 0"),
     (Param("loss", 0.0, "d", at_least=0.0, at_most=1.0), "finite and in [0, 1]"),
     (Param("share", 0.5, "d", above=0.0, at_most=1.0), "finite and > 0 and <= 1"),
-    (Param("seed", 0, "d", at_least=0), ">= 0"),
-    (Param("threshold", 65, "d", at_least=1, at_most=100), "in [1, 100]"),
+    (Param("seed", 0, "d", at_least=0), "an integer >= 0"),
+    (Param("threshold", 65, "d", at_least=1, at_most=100), "an integer in [1, 100]"),
 ])
 def test_the_rule_in_words(spec, rule):
     assert spec.rule() == rule
@@ -111,7 +111,7 @@ def test_declared_bounds_are_in_the_descriptor_and_enforced_at_run_time(make_nod
     ("rate", math.nan, "rate must be finite and > 0, got nan"),
     ("delay", -0.1, "delay must be finite and >= 0, got -0.1"),
     ("delay", math.inf, "delay must be finite and >= 0, got inf"),
-    ("seed", -3, "seed must be >= 0, got -3"),
+    ("seed", -3, "seed must be an integer >= 0, got -3"),
 ])
 def test_a_start_value_outside_the_bounds_is_refused_by_name(make_node, name, value, message):
     node = make_node({name: value})
