@@ -28,10 +28,10 @@ import math
 import numba
 import numpy as np
 
+from planning_collision.common.checks import finite_scalar
 from planning_collision.common.predicates import orient, segments_meet
 
 from .gridmap import GridMap
-from .validation import finite_float
 
 #: Corner cut at diagonal contacts, in cells (a power of two: lattice arithmetic stays exact).
 CHAMFER = 1.0 / 64.0
@@ -436,9 +436,7 @@ def occupied_polygons(grid: GridMap, simplify_tolerance: float) -> list[np.ndarr
     """
     if not isinstance(grid, GridMap):
         raise ValueError(f"grid must be a GridMap, got {type(grid).__name__}")
-    tol = finite_float(simplify_tolerance, "simplify_tolerance")
-    if tol < 0.0:
-        raise ValueError(f"simplify_tolerance must be >= 0, got {tol}")
+    tol = finite_scalar(simplify_tolerance, "simplify_tolerance", at_least=0.0)
     occ, lo, hi = grid.kernel_args
     pad = _padded_mask(occ, lo, hi)
     xs, ys, starts = _trace_rings(pad)

@@ -32,11 +32,12 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from planning_collision.common.checks import finite_scalar
 from planning_collision.common.hull import convex_hull
 from planning_collision.common.work_sharing import share_rows, threads_for
 
 from .gridmap import GridMap
-from .validation import MAX_CELL_COORD, finite_float, float_points, out_of_map_blocked
+from .validation import MAX_CELL_COORD, float_points, out_of_map_blocked
 
 #: Fewest poses worth a thread of their own (about 60 us of work: a pose takes 0.4-0.8 us);
 #: batches under twice as many are checked on the calling thread.
@@ -79,11 +80,10 @@ def convex_hull_ccw(points) -> np.ndarray:
 def footprint_arrays(shape) -> tuple[np.ndarray, float]:
     """(hull (M, 2) CCW float64, radius) of a ConvexShape-like object or a vertex array."""
     if hasattr(shape, "points") and hasattr(shape, "radius"):
-        points, radius = shape.points, finite_float(shape.radius, "footprint radius")
+        points = shape.points
+        radius = finite_scalar(shape.radius, "footprint radius", at_least=0.0)
     else:
         points, radius = shape, 0.0
-    if radius < 0.0:
-        raise ValueError(f"footprint radius must be >= 0, got {radius}")
     return convex_hull_ccw(points), radius
 
 

@@ -26,11 +26,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from planning_collision.common.checks import finite_scalar
+
 from .traversal import Occupancy, trace_rays
 from .validation import (
     MAX_CELL_COORD,
     cell_points,
-    finite_float,
     float_points,
     mode_code,
     out_of_map_blocked,
@@ -105,26 +106,21 @@ class GridMap:
         u8 = view.view(np.uint8)
         u8.flags.writeable = False
 
-        res = finite_float(resolution, "resolution")
-        if res <= 0.0:
-            raise ValueError(f"resolution must be > 0, got {res}")
+        res = finite_scalar(resolution, "resolution", above=0.0)
         try:
             origin_vals = tuple(origin)
         except TypeError as exc:
             raise ValueError(f"origin must be (x, y) or (x, y, yaw), got {origin!r}") from exc
         if len(origin_vals) not in (2, 3):
             raise ValueError(f"origin must be (x, y) or (x, y, yaw), got {origin!r}")
-        ox = finite_float(origin_vals[0], "origin x")
-        oy = finite_float(origin_vals[1], "origin y")
-        oyaw = finite_float(origin_vals[2], "origin yaw") if len(origin_vals) == 3 else 0.0
+        ox = finite_scalar(origin_vals[0], "origin x")
+        oy = finite_scalar(origin_vals[1], "origin y")
+        oyaw = finite_scalar(origin_vals[2], "origin yaw") if len(origin_vals) == 3 else 0.0
 
-        if isinstance(occupied_threshold, bool) or not isinstance(
-            occupied_threshold, (int, np.integer)
-        ):
+        if isinstance(occupied_threshold, float | np.floating):  # whole or not: no count
             raise ValueError(f"occupied_threshold must be an integer, got {occupied_threshold!r}")
-        thr = int(occupied_threshold)
-        if not 1 <= thr <= 100:
-            raise ValueError(f"occupied_threshold must be in 1..100, got {thr}")
+        thr = finite_scalar(occupied_threshold, "occupied_threshold", at_least=1, at_most=100,
+                            integer=True)
         if not isinstance(unknown_is_occupied, (bool, np.bool_)):
             raise ValueError(f"unknown_is_occupied must be a bool, got {unknown_is_occupied!r}")
 

@@ -16,11 +16,12 @@ of the picture, y up).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from planning_collision.common.checks import finite_scalar
 
 from .gridmap import GridMap
 
@@ -60,9 +61,7 @@ def load_map_file(yaml_path: str | Path) -> MapFile:
         if key not in spec:
             raise ValueError(f"map file {yaml_path} has no {key!r} key")
 
-    resolution = _number(spec["resolution"], "resolution", yaml_path)
-    if resolution <= 0.0:
-        raise ValueError(f"map file {yaml_path}: resolution must be > 0, got {resolution}")
+    resolution = _number(spec["resolution"], "resolution", yaml_path, above=0.0)
     origin = spec["origin"]
     if not isinstance(origin, list | tuple) or len(origin) != 3:
         raise ValueError(f"map file {yaml_path}: origin must be [x, y, yaw], got {origin!r}")
@@ -135,11 +134,9 @@ def _channels(image) -> tuple[np.ndarray, np.ndarray | None]:
     return arr.mean(axis=-1), None
 
 
-def _number(value, name: str, path: Path) -> float:
+def _number(value, name: str, path: Path, **bounds) -> float:
+    """:func:`~planning_collision.common.checks.finite_scalar`, the error naming the file."""
     try:
-        number = float(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"map file {path}: {name} must be a number, got {value!r}") from exc
-    if not math.isfinite(number):
-        raise ValueError(f"map file {path}: {name} must be finite, got {number}")
-    return number
+        return finite_scalar(value, name, **bounds)
+    except ValueError as exc:
+        raise ValueError(f"map file {path}: {exc}") from None

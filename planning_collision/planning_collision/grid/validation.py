@@ -32,17 +32,6 @@ def out_of_map_blocked(out_of_map: str) -> bool:
     return out_of_map == "blocked"
 
 
-def finite_float(value, name: str) -> float:
-    """A finite Python float, ValueError for NaN, inf or non-numbers."""
-    try:
-        out = float(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a number, got {value!r}") from exc
-    if not np.isfinite(out):
-        raise ValueError(f"{name} must be finite, got {out}")
-    return out
-
-
 def float_points(points, name: str, width: int = 2) -> np.ndarray:
     """Points as a float64 array of shape (..., width), finite, C-contiguous and writable
     (:func:`planning_collision.common.checks.float_points`)."""

@@ -853,9 +853,9 @@ def test_pathological_maps_and_obstacles_are_logged_and_never_fatal(start_proces
     far_origin.info.origin.position.x = 1e300
     pathological = [
         (bad_map(data=bytes(50)), "map data has 50 cells"),  # width * height != len(data)
-        (bad_map(resolution=0.0), "resolution must be > 0"),
-        (bad_map(resolution=math.nan), "resolution must be finite"),
-        (bad_map(resolution=-0.05), "resolution must be > 0"),
+        (bad_map(resolution=0.0), "resolution must be finite and > 0, got 0.0"),
+        (bad_map(resolution=math.nan), "resolution must be finite and > 0, got nan"),
+        (bad_map(resolution=-0.05), "resolution must be finite and > 0, got -0.05"),
         (bad_map(width=2**32 - 1, height=2**32 - 1, data=b""), "map data has 0 cells"),
         (bad_map(width=0, height=0, data=b""), "map is empty"),
         (nan_origin, "map.info.origin.position contains NaN"),
