@@ -17,7 +17,13 @@ argument named; the ROS node bounds what it measures before calling the core.
 
 import numpy as np
 
-from planning_collision.common.checks import check_magnitude, float_points, float_vector
+from planning_collision.common.checks import (
+    check_magnitude,
+    finite_scalar,
+    finite_values,
+    float_points,
+    float_vector,
+)
 
 #: Largest magnitude of any coordinate, velocity, length or speed (m, m/s), and of any time.
 MAX_MAGNITUDE = 1e9
@@ -68,21 +74,19 @@ def as_agent_values(value, n: int, name: str, *, minimum: float = 0.0,
         arr = np.full(n, float(arr))
     if arr.shape != (n,):
         raise ValueError(f"{name} must be a scalar or have shape ({n},), got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or inf")
-    _check_bounds(arr, name, minimum, strictly_positive or time, maximum, time)
+    finite_values(arr, name, **_bounds(minimum, strictly_positive, maximum, time))
     return np.ascontiguousarray(_in_range(arr, name))
 
 
-def _check_bounds(arr, name, minimum, strictly_positive, maximum, time):
-    if strictly_positive and np.any(arr <= minimum):
-        raise ValueError(f"{name} must be > {minimum}, got {arr.min()}")
-    if not strictly_positive and np.any(arr < minimum):
-        raise ValueError(f"{name} must be >= {minimum}, got {arr.min()}")
-    if time and np.any(arr < MIN_TIME):
-        raise ValueError(f"{name} must be at least {MIN_TIME:g} s, got {arr.min()}")
-    if np.any(arr > maximum):
-        raise ValueError(f"{name} must be <= {maximum:g}, got {arr.max()}")
+def _bounds(minimum: float, strictly_positive: bool, maximum: float, time: bool) -> dict:
+    """The keywords of :func:`~planning_collision.common.checks.finite_scalar` for these
+    options (a ``minimum`` of -inf: no lower bound)."""
+    if time:
+        return dict(at_least=max(minimum, MIN_TIME), at_most=maximum)
+    low = None if minimum == -np.inf else minimum
+    if strictly_positive:
+        return dict(above=low, at_most=maximum)
+    return dict(at_least=low, at_most=maximum)
 
 
 def as_agent_counts(value, n: int, name: str) -> np.ndarray:
@@ -118,13 +122,7 @@ def as_agent_flags(value, n: int, name: str) -> np.ndarray:
 
 def as_scalar(value, name: str, *, minimum: float = 0.0, strictly_positive: bool = False,
               maximum: float = MAX_MAGNITUDE, time: bool = False) -> float:
-    """A finite float checked against bounds (``time`` as in :func:`as_agent_values`)."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a number: {exc}") from None
-    if not np.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {x}")
-    arr = np.array([x])
-    _check_bounds(arr, name, minimum, strictly_positive or time, maximum, time)
-    return float(_in_range(arr, name)[0])
+    """:func:`~planning_collision.common.checks.finite_scalar` with ORCA's options
+    (``time`` as in :func:`as_agent_values`) and working range."""
+    x = finite_scalar(value, name, **_bounds(minimum, strictly_positive, maximum, time))
+    return float(_in_range(np.array([x]), name)[0])

@@ -214,12 +214,15 @@ def test_last_line_of_defence_clamps_and_reports():
 @pytest.mark.parametrize("change, message", [
     (dict(positions=[[2e9, 0.0], [0.0, 0.0]]), "positions has a value of magnitude 2e"),
     (dict(pref_velocities=[[0.0, -1e10], [0.0, 0.0]]), "pref_velocities has a value"),
-    (dict(radius=1e10), "radius must be <= 1e"),
-    (dict(max_speed=[1.0, 5e9]), "max_speed must be <= 1e"),
-    (dict(time_step=1e-10), "time_step must be at least 1e-09 s"),
-    (dict(time_horizon=1e-12), "time_horizon must be at least 1e-09 s"),
-    (dict(time_horizon_obst=2e9), "time_horizon_obst must be <= 1e"),
-    (dict(overlap_time=1e-300), "overlap_time must be at least"),
+    (dict(radius=1e10), r"radius must be finite and in \[0, 1e\+09\], got 10000000000.0"),
+    (dict(max_speed=[1.0, 5e9]),
+     r"max_speed must be finite and in \[0, 1e\+09\], got 5000000000.0"),
+    (dict(time_step=1e-10), r"time_step must be finite and in \[1e-09, 1e\+09\], got 1e-10"),
+    (dict(time_horizon=1e-12), r"time_horizon must be finite and in \[1e-09, 1e\+09\], got 1e-12"),
+    (dict(time_horizon_obst=2e9),
+     r"time_horizon_obst must be finite and in \[1e-09, 1e\+09\], got 2000000000.0"),
+    (dict(overlap_time=1e-300),
+     r"overlap_time must be finite and in \[1e-09, 1e\+09\], got 1e-300"),
     (dict(side_preference=-1e12), "side_preference has a value of magnitude"),
 ])
 def test_values_outside_the_working_range_are_refused_by_name(change, message):
