@@ -53,6 +53,7 @@ import numpy as np
 
 from planning_collision import orca
 from planning_collision.common import se2
+from planning_collision.common.checks import finite_scalar
 from planning_collision.orca import DiffDriveLimits
 from planning_collision.orca.validation import MAX_MAGNITUDE
 
@@ -65,6 +66,27 @@ PREFERRED_VELOCITY_SOURCES = (GOAL, CMD_VEL)
 MAX_COORD = 0.5 * MAX_MAGNITUDE
 # A stamp this far ahead of its arrival says the clocks disagree: the arrival time is used.
 FUTURE_TOLERANCE = 0.5
+
+
+#: The bounds of every number of :class:`FleetSettings` and :class:`AgentSpec`, as keywords of
+#: :func:`~planning_collision.common.checks.finite_scalar`: their ``check`` methods apply
+#: them, and orca_node declares them on its parameters (``ros2 param describe`` shows them).
+SETTING_BOUNDS: dict[str, dict] = {
+    **dict.fromkeys(("time_step", "odom_timeout", "pref_speed", "neighbor_dist",
+                     "time_horizon", "time_horizon_obst", "max_angular_speed", "time_to_holo",
+                     "tracking_error", "stop_pub_timeout"), {"above": 0.0}),
+    **dict.fromkeys(("latency_allowance", "goal_tolerance", "safety_margin",
+                     "symmetry_breaking", "keep_apart_margin", "localization_timeout",
+                     "localization_travel"), {"at_least": 0.0}),
+    "plausible_speed_factor": {"at_least": 1.0},  # a robot may drive at its max_speed
+    "side_preference": {},
+    "max_neighbors": {"at_least": 0, "integer": True},
+}
+AGENT_BOUNDS: dict[str, dict] = {
+    "radius": {"above": 0.0},
+    "max_speed": {"above": 0.0},
+    "responsibility": {"at_least": 0.0, "at_most": 1.0},
+}
 
 
 @dataclass(frozen=True)
@@ -97,26 +119,8 @@ class FleetSettings:
 
     def check(self) -> None:
         """Raise ValueError naming the first setting the fleet cannot run with."""
-        positive = ("time_step", "odom_timeout", "plausible_speed_factor", "pref_speed",
-                    "neighbor_dist", "time_horizon", "time_horizon_obst", "max_angular_speed",
-                    "time_to_holo", "tracking_error", "stop_pub_timeout")
-        for name in positive:
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                raise ValueError(f"{name} must be finite and > 0, got {value}")
-        for name in ("latency_allowance", "goal_tolerance", "safety_margin",
-                     "symmetry_breaking", "keep_apart_margin", "localization_timeout",
-                     "localization_travel"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                raise ValueError(f"{name} must be finite and >= 0, got {value}")
-        if not math.isfinite(self.side_preference):
-            raise ValueError(f"side_preference must be finite, got {self.side_preference}")
-        if self.plausible_speed_factor < 1.0:
-            raise ValueError(f"plausible_speed_factor must be >= 1 (a robot may drive at its "
-                             f"max_speed), got {self.plausible_speed_factor}")
-        if self.max_neighbors < 0:
-            raise ValueError(f"max_neighbors must be >= 0, got {self.max_neighbors}")
+        for name, bounds in SETTING_BOUNDS.items():
+            finite_scalar(getattr(self, name), name, **bounds)
         if self.preferred_velocity_source not in PREFERRED_VELOCITY_SOURCES:
             raise ValueError(f"preferred_velocity_source must be one of "
                              f"{', '.join(PREFERRED_VELOCITY_SOURCES)}, got "
@@ -139,13 +143,9 @@ class AgentSpec:
     enabled: bool = True  # controlled agents: False hands the robot to someone else
 
     def check(self) -> None:
-        for key in ("radius", "max_speed"):
-            value = getattr(self, key)
-            if not (math.isfinite(value) and value > 0.0):
-                raise ValueError(f"{self.name}.{key} must be finite and > 0, got {value}")
-        if self.responsibility is not None and not 0.0 <= self.responsibility <= 1.0:
-            raise ValueError(f"{self.name}.responsibility must be in [0, 1], got "
-                             f"{self.responsibility}")
+        for key, bounds in AGENT_BOUNDS.items():
+            if getattr(self, key) is not None:  # responsibility None: the default
+                finite_scalar(getattr(self, key), f"{self.name}.{key}", **bounds)
         if len(self.odom_origin) != 3 or not all(math.isfinite(v) for v in self.odom_origin):
             raise ValueError(f"{self.name}.odom_origin must be 3 finite numbers [x, y, yaw], "
                              f"got {list(self.odom_origin)}")
