@@ -71,7 +71,7 @@ from .diagnostics import DiagnosticsPublisher, RequestCounter, node_label, serve
 from .guards import answers, check_frame, topic_callback
 from .lifecycle import ManagedNode
 from .marker_queue import MarkerQueue
-from .parameters import ParameterError, declare
+from .parameters import declare
 from .qos import latched_or_volatile
 from .run import run_node
 
@@ -127,16 +127,7 @@ class CollisionServer(ManagedNode):
 
     # ------------------------------------------------------------------ lifecycle
     def configure(self) -> None:
-        p = self.params
-        if not 1 <= p.occupied_threshold <= 100:
-            raise ParameterError(f"occupied_threshold must be in 1..100, got "
-                                 f"{p.occupied_threshold}")
-        for name in ("max_request_size", "max_obstacle_markers"):
-            if getattr(p, name) < 1:
-                raise ParameterError(f"{name} must be >= 1, got {getattr(p, name)}")
-        for name in ("query_threads", "kernel_threads"):
-            if getattr(p, name) < 0:
-                raise ParameterError(f"{name} must be >= 0, got {getattr(p, name)}")
+        p = self.params  # its numbers' bounds were checked when declared (all read-only)
         with self._swap:
             self._world = dataclasses.replace(self._world, threads=p.kernel_threads or None)
         # Checked now; built at the first request that needs it, once the kernels are ready

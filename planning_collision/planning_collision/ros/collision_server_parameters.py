@@ -1,12 +1,12 @@
 """collision_server's parameters, declared in one place, and the default footprint they give.
 
 All of them are read-only (changing one means restarting the node, as with Nav2's
-collision_monitor); ``ros2 param describe /collision_server <name>`` shows each description.
+collision_monitor); ``ros2 param describe /collision_server <name>`` shows each description
+and a number's bounds (declared on its :class:`~.parameters.Param`, checked when declared).
+:func:`check_footprint` adds the rules no bound states.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import yaml
@@ -34,7 +34,8 @@ PARAMETERS = (
           "on reception."),
     Param("obstacles_subscribe_transient_local", True,
           "Subscribe to the obstacles reliable + transient_local (latched), else volatile."),
-    Param("occupied_threshold", 65, "Cells with occupancy >= this (1..100) are blocked."),
+    Param("occupied_threshold", 65, "Cells with occupancy >= this (1..100) are blocked.",
+          at_least=1, at_most=100),
     Param("unknown_is_occupied", True, "Unknown cells (-1) are blocked."),
     Param("out_of_map", "blocked", "How cells outside the map count for line of sight and "
           "footprints.", choices=grid.OUT_OF_MAP_CHOICES),
@@ -46,7 +47,7 @@ PARAMETERS = (
           "robot_radius instead."),
     Param("robot_radius", 0.25, "Disc footprint radius in metres when footprint is '[]'."),
     Param("footprint_padding", 0.0, "Metres added around the default footprint, exactly (the "
-          "polygon is rounded by this radius, not scaled)."),
+          "polygon is rounded by this radius, not scaled).", at_least=0.0),
     Param("publish_markers", True, "Publish RViz markers on ~/markers: obstacle outlines, "
           "recent line-of-sight queries and footprints checked."),
     Param("marker_lifetime", 5.0, "Seconds a query's markers stay in RViz."),
@@ -54,18 +55,20 @@ PARAMETERS = (
           "are drawn."),
     Param("max_obstacle_markers", 500, "At most this many obstacle outlines per marker "
           "message (10 messages a second): a large obstacle set is drawn over several "
-          "messages, never built in one go while queries wait."),
+          "messages, never built in one go while queries wait.", at_least=1),
     Param("max_request_size", 100_000, "Requests with more rays or poses than this are "
           "refused (success: false). It bounds how long a small query can wait behind a "
           "large one: moving a request and its answer through rclpy holds the node's "
-          "interpreter lock (see Performance for the measured waits)."),
+          "interpreter lock (see Performance for the measured waits).", at_least=1),
     Param("query_threads", 0, "Threads that answer service requests at the same time, so a "
-          "small request is never held behind a large one (0: the number of cores plus two)."),
+          "small request is never held behind a large one (0: the number of cores plus two).",
+          at_least=0),
     Param("kernel_threads", 0, "Cores the kernels of one large request share its rays or "
           "poses over (0: every core this process may use; 1: one core per request). Requests "
           "below about 100 microseconds of work always stay on their own thread. Lower it to "
-          "leave cores to the rest of the robot's software."),
+          "leave cores to the rest of the robot's software.", at_least=0),
 )
+BY_NAME = {p.name: p for p in PARAMETERS}
 
 
 def parse_footprint(text: str, field: str = "footprint") -> np.ndarray | None:
@@ -89,8 +92,7 @@ def check_footprint(p) -> None:
     """ParameterError unless the parameters give a footprint (``footprint``, ``robot_radius``,
     padding). Plain numpy: configure calls it while the kernels may still be compiling;
     :func:`default_footprint` builds the shape once they are ready."""
-    if p.footprint_padding < 0.0 or not math.isfinite(p.footprint_padding):
-        raise ParameterError(f"footprint_padding must be >= 0, got {p.footprint_padding}")
+    BY_NAME["footprint_padding"].check(p.footprint_padding)
     points = parse_footprint(p.footprint)
     if points is None:
         if not p.robot_radius > 0.0:

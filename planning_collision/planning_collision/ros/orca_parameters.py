@@ -10,7 +10,6 @@ at the next control step. Topic names, frames, QoS choices and the agent lists a
 
 from __future__ import annotations
 
-import math
 from dataclasses import fields, replace
 
 from rclpy.exceptions import InvalidParameterTypeException
@@ -26,16 +25,31 @@ from planning_collision.fleet import (
     FleetController,
     FleetSettings,
 )
+from planning_collision.fleet.controller import AGENT_BOUNDS, SETTING_BOUNDS
 from planning_collision.sim.scenario import NAME_PATTERN
 
 from .lifecycle import AUTOSTART
-from .parameters import Param, ParameterError, declare, relative_topic
+from .parameters import Param, ParameterError, check_bounds, declare, relative_topic
 
 STRINGS = Parameter.Type.STRING_ARRAY
 DOUBLES = Parameter.Type.DOUBLE_ARRAY
 POSE_WITH_COVARIANCE, POSE_STAMPED = "PoseWithCovarianceStamped", "PoseStamped"
 
-PARAMETERS = (
+
+
+def bounds_of(name: str) -> dict:
+    """The bounds a fleet setting or an agent's number has in :mod:`planning_collision.fleet`
+    (declared there once), as :class:`Param` keywords."""
+    bounds = SETTING_BOUNDS.get(name) or AGENT_BOUNDS.get(name.rpartition(".")[2], {})
+    return {key: value for key, value in bounds.items() if key != "integer"}
+
+
+def _bounded(params: tuple[Param, ...]) -> tuple[Param, ...]:
+    """``params``, each fleet setting and agent number with its bounds."""
+    return tuple(replace(p, **bounds_of(p.name)) if bounds_of(p.name) else p for p in params)
+
+
+PARAMETERS = _bounded((
     AUTOSTART,
     Param("agents", [], "Namespaces of the robots this node controls, e.g. [robot1, robot2]. "
           "One node can run a whole fleet, or one node per robot (agents: [robotK], "
@@ -46,7 +60,8 @@ PARAMETERS = (
     Param("global_frame", "map", "Frame of the computation, of goals, obstacles, map, status "
           "and markers. Goals, obstacle sets and maps in another frame are ignored with a "
           "warning."),
-    Param("rate_hz", 20.0, "Control steps per second (one timer); also ORCA's time step."),
+    Param("rate_hz", 20.0, "Control steps per second (one timer); also ORCA's time step.",
+          above=0.0),
     Param("odom_topic", "odom", "nav_msgs/Odometry topic inside each agent's namespace."),
     Param("pose_source", ODOM_ORIGIN, "Where each agent's odometry frame lies in "
           "global_frame (default of <name>.pose_source): 'odom_origin' (the fixed "
@@ -85,7 +100,7 @@ PARAMETERS = (
     Param("odometry_resubscribe_tries", 3, "How many times an agent's odometry is "
           "subscribed again when its publisher matched but sent nothing for 5 s (a Fast DDS 3 "
           "discovery race can leave such a match silent for good); then one warning. 0: never "
-          "(see doc/workarounds.md)."),
+          "(see doc/workarounds.md).", at_least=0),
     Param("latency_allowance", 0.1, "Seconds of odometry age that safety_margin covers. "
           "Older odometry is extrapolated to the control time with its velocity, and the "
           "agent's radius in ORCA grows by max_speed x (age - latency_allowance), up to "
@@ -176,14 +191,15 @@ PARAMETERS = (
     Param("map_subscribe_transient_local", True, "Map QoS: reliable + transient_local depth 1 "
           "(map_server's latched map); false: reliable + volatile (costmap-style topics)."),
     Param("map_simplify_tolerance", 0.05, "Metres a traced map boundary may depart from the "
-          "cell edges (fewer vertices, faster ORCA)."),
-    Param("occupied_threshold", 65, "Map cells with occupancy >= this (1..100) are obstacles."),
+          "cell edges (fewer vertices, faster ORCA).", at_least=0.0),
+    Param("occupied_threshold", 65, "Map cells with occupancy >= this (1..100) are obstacles.",
+          at_least=1, at_most=100),
     Param("unknown_is_occupied", False, "Unknown map cells (-1) are obstacles too."),
     Param("publish_markers", True, "Publish ~/markers (MarkerArray) while subscribed: per "
           "controlled agent its disc, preferred and chosen velocity, its half-planes; per "
           "observed agent its disc and measured velocity.", dynamic=True),
     Param("marker_rate_hz", 10.0, "Publications per second of ~/markers (at most "
-          "rate_hz).", dynamic=True),
+          "rate_hz).", dynamic=True, above=0.0),
     Param("publish_orca_lines", False, "Fill each agent's orca_line_points / "
           "orca_line_directions in ~/status (velocity space, permitted side on the left).",
           dynamic=True),
@@ -191,7 +207,8 @@ PARAMETERS = (
           "markers, as serialized CDR bytes (much cheaper with many robots). Used only when a "
           "start-up check against the RMW's serializer passes; false: always Python message "
           "objects."),
-)
+))
+BY_NAME = {p.name: p for p in PARAMETERS}
 DYNAMIC = frozenset(p.name for p in PARAMETERS if p.dynamic)
 SETTINGS_FIELDS = frozenset(f.name for f in fields(FleetSettings))
 AGENT_DYNAMIC = ("radius", "max_speed", "responsibility", "enabled")
@@ -231,18 +248,9 @@ def settings_of(values) -> FleetSettings:
 
 
 def check_parameters(p) -> FleetSettings:
-    """Raise ParameterError for node-wide values the node cannot run with; return the fleet
-    settings."""
-    for name in ("rate_hz", "marker_rate_hz", "radius", "max_speed"):
-        value = getattr(p, name)
-        if not (math.isfinite(value) and value > 0.0):
-            raise ParameterError(f"{name} must be finite and > 0, got {value}")
-    if not (math.isfinite(p.map_simplify_tolerance) and p.map_simplify_tolerance >= 0.0):
-        raise ParameterError(f"map_simplify_tolerance must be finite and >= 0, got "
-                             f"{p.map_simplify_tolerance}")
-    if not 1 <= p.occupied_threshold <= 100:
-        raise ParameterError(f"occupied_threshold must be in 1..100, got "
-                             f"{p.occupied_threshold}")
+    """Raise ParameterError for node-wide values the node cannot run with (their bounds, then
+    the rules no bound states); return the fleet settings."""
+    check_bounds(PARAMETERS, p)  # also a value set before configure, which rclpy let pass
     for name in ("odom_topic", "goal_topic", "cmd_vel_in_topic", "cmd_vel_out_topic",
                  "pose_topic"):
         relative_topic(name, getattr(p, name))
@@ -278,7 +286,7 @@ def agent_parameters(p) -> tuple[Param, ...]:
         else:
             specs.append(Param(f"{name}.responsibility", 1.0, RESPONSIBILITY_HELP,
                                dynamic=True))
-    return tuple(specs)
+    return _bounded(tuple(specs))
 
 
 def declare_agents(node: Node, p) -> tuple[list[AgentSpec], list[AgentSpec]]:
@@ -326,8 +334,8 @@ def requested_changes(fleet: FleetController, params) -> tuple[FleetSettings, di
         elif name in ("radius", "max_speed"):  # node-wide: every agent's new value
             for spec in fleet.specs:
                 agents.setdefault(spec.name, {})[name] = value
-        elif name == "marker_rate_hz" and not (math.isfinite(value) and value > 0.0):
-            raise ValueError(f"marker_rate_hz must be finite and > 0, got {value}")
+        elif name in BY_NAME:  # rclpy enforces inclusive bounds only
+            BY_NAME[name].check(value)
     for name, changes in agents.items():
         replace(fleet.specs[fleet.index[name]], **changes).check()
     return settings, agents

@@ -108,6 +108,15 @@ def relative_topic(name: str, value: str) -> str:
     return value
 
 
+def check_bounds(params: tuple[Param, ...], values) -> None:
+    """:meth:`Param.check` of every parameter with bounds, on its value among ``values``
+    (an object with the parameters as attributes): what rclpy does not enforce at run time
+    (an exclusive bound, a value set before the node read it) is refused here."""
+    for spec in params:
+        if spec.bounded:
+            spec.check(getattr(values, spec.name))
+
+
 def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
     """Declare every parameter of ``params`` on ``node`` (one declared already keeps its
     value: a lifecycle node configured again); return their values by name."""

@@ -10,7 +10,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from planning_collision.fleet.controller import AGENT_BOUNDS, SETTING_BOUNDS
 from planning_collision.geometry import ConvexShape
+from planning_collision.ros import collision_server_parameters, orca_parameters
 from planning_collision.ros.collision_server_parameters import check_footprint, default_footprint
 from planning_collision.ros.parameters import ParameterError
 
@@ -25,7 +27,8 @@ def params(footprint="[[0.3, 0.2], [-0.3, 0.2], [-0.3, -0.2], [0.3, -0.2]]", rob
     (params("[[0, 0], [1, 0], [0.2, 0.2], [0, 1]]"), "footprint: "),  # a reflex vertex
     (params("[[0, 0], [1, 0], [nan, 1]]"), "footprint must be a list of finite"),
     (params("[]", robot_radius=0.0), "one of them must give a shape"),
-    (params(footprint_padding=-0.1), "footprint_padding must be >= 0"),
+    (params(footprint_padding=-0.1), "footprint_padding must be finite and >= 0, got -0.1"),
+    (params(footprint_padding=float("nan")), "footprint_padding must be finite and >= 0, got nan"),
 ])
 def test_a_bad_footprint_is_refused_by_name(p, problem):
     with pytest.raises(ParameterError, match=problem.replace("(", r"\(")):
@@ -69,3 +72,44 @@ def test_checking_the_footprint_runs_no_numba_kernel():
                          timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _rules(params):
+    return {p.name: p.descriptor().additional_constraints for p in params if p.bounded}
+
+
+def test_collision_server_declares_its_bounds_where_ros2_param_describe_shows_them():
+    assert _rules(collision_server_parameters.PARAMETERS) == {
+        "occupied_threshold": "an integer in [1, 100]",
+        "footprint_padding": "finite and >= 0",
+        "max_obstacle_markers": "an integer >= 1",
+        "max_request_size": "an integer >= 1",
+        "query_threads": "an integer >= 0",
+        "kernel_threads": "an integer >= 0",
+    }
+    threshold = collision_server_parameters.BY_NAME["occupied_threshold"].descriptor()
+    assert (threshold.integer_range[0].from_value, threshold.integer_range[0].to_value) == (1, 100)
+    with pytest.raises(ParameterError, match=r"^max_request_size must be an integer >= 1, got 0$"):
+        collision_server_parameters.BY_NAME["max_request_size"].check(0)
+
+
+def test_orca_node_declares_the_fleets_bounds_and_its_own():
+    rules = _rules(orca_parameters.PARAMETERS)
+    assert {name: rules[name] for name in ("rate_hz", "marker_rate_hz", "occupied_threshold",
+                                           "map_simplify_tolerance", "radius")} == {
+        "rate_hz": "finite and > 0", "marker_rate_hz": "finite and > 0",
+        "occupied_threshold": "an integer in [1, 100]",
+        "map_simplify_tolerance": "finite and >= 0", "radius": "finite and > 0"}
+    by_name = orca_parameters.BY_NAME
+    for name, bounds in SETTING_BOUNDS.items():  # declared once, in the fleet controller
+        if name in by_name:
+            assert by_name[name].bounds == {"above": None, "at_least": None, "at_most": None,
+                                            "integer": False, **bounds}, name
+    agents = orca_parameters.agent_parameters(SimpleNamespace(
+        agents=["a"], observed=["b"], pose_source="odom_origin", radius=0.25, max_speed=0.6,
+        holonomic=True))
+    agent_rules = _rules(agents)
+    assert agent_rules == {"a.radius": "finite and > 0", "a.max_speed": "finite and > 0",
+                           "b.radius": "finite and > 0", "b.max_speed": "finite and > 0",
+                           "b.responsibility": "finite and in [0, 1]"}
+    assert set(AGENT_BOUNDS) == {name.split(".")[1] for name in agent_rules}
