@@ -33,10 +33,11 @@ obstacles is not checked here (that needs the map): see
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from planning_collision.common.checks import finite_scalar
 
 DRIVES = ("holonomic", "unicycle")
 RESERVED_ID = "map"  # what collision reports call the map's blocked cells
@@ -346,16 +347,8 @@ def _string(value, field: str) -> str:
 
 
 def _number(value, field: str, positive: bool = False, nonnegative: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{field} must be a number, got {value!r}")
-    number = float(value)
-    if not math.isfinite(number):
-        raise ValueError(f"{field} must be finite, got {number}")
-    if positive and number <= 0.0:
-        raise ValueError(f"{field} must be > 0, got {number}")
-    if nonnegative and number < 0.0:
-        raise ValueError(f"{field} must be >= 0, got {number}")
-    return number
+    return finite_scalar(value, field, above=0.0 if positive else None,
+                         at_least=0.0 if nonnegative else None)
 
 
 def _point(value, field: str) -> tuple[float, float]:

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from planning_collision.common import se2
+from planning_collision.common.checks import finite_scalar
 from planning_collision.geometry import ConvexShape, ObstacleSet, decompose
 from planning_collision.geometry.batch import signed_distance_batch
 from planning_collision.grid import GridMap, footprint_collides
@@ -288,12 +289,10 @@ class FleetSimulation:
                  record: bool = True, drift_seed: int = 0):
         for name, value in (("dt", dt), ("cmd_vel_timeout", cmd_vel_timeout),
                             ("goal_tolerance", goal_tolerance)):
-            if not (math.isfinite(value) and value > 0.0):
-                raise ValueError(f"{name} must be finite and > 0, got {value}")
-        for name, value in (("max_linear_accel", max_linear_accel),
+            finite_scalar(value, name, above=0.0)
+        for name, value in (("max_linear_accel", max_linear_accel),  # 0: unlimited
                             ("max_angular_accel", max_angular_accel)):
-            if not (math.isfinite(value) and value >= 0.0):
-                raise ValueError(f"{name} must be finite and >= 0 (0 = unlimited), got {value}")
+            finite_scalar(value, name, at_least=0.0)
         self.scenario = scenario
         self.dt = float(dt)
         self.cmd_vel_timeout = float(cmd_vel_timeout)
@@ -499,11 +498,9 @@ class SimulatedLocalizer:
 
     def __init__(self, rate_hz: float, latency: float = 0.0, position: float = 0.0,
                  yaw: float = 0.0, seed: int = 0):
-        if not (math.isfinite(rate_hz) and rate_hz > 0.0):
-            raise ValueError(f"rate_hz must be finite and > 0, got {rate_hz}")
+        finite_scalar(rate_hz, "rate_hz", above=0.0)
         for name, value in (("latency", latency), ("position", position), ("yaw", yaw)):
-            if not (math.isfinite(value) and value >= 0.0):
-                raise ValueError(f"{name} must be finite and >= 0, got {value}")
+            finite_scalar(value, name, at_least=0.0)
         self.period = 1.0 / rate_hz
         self.latency = latency
         self.noise = Noise(position=position, yaw=yaw)
