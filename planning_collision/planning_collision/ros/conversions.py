@@ -13,6 +13,7 @@ import numpy as np
 from geometry_msgs.msg import Point, Pose, Quaternion
 
 from planning_collision.collision_world import MAX_QUERY_COORD, ObstacleSnapshot
+from planning_collision.common.checks import finite_scalar
 from planning_collision.common.se2 import quaternion_from_yaw as _quaternion_from_yaw
 from planning_collision.common.se2 import quaternion_yaw
 from planning_collision.geometry import ConvexShape, ObstacleSet
@@ -95,11 +96,18 @@ def float_array(values, field: str) -> np.ndarray:
     return arr
 
 
+def _scalar(value: float, field: str, **bounds) -> float:
+    """:func:`~planning_collision.common.checks.finite_scalar` as a RequestError."""
+    try:
+        return finite_scalar(value, field, **bounds)
+    except ValueError as exc:
+        raise RequestError(str(exc)) from None
+
+
 def shape_from_msg(msg: Shape, field: str) -> ConvexShape:
     """The ConvexShape a Shape message describes, placed by its pose."""
     try:
-        if not math.isfinite(msg.radius) or msg.radius < 0.0:
-            raise RequestError(f"{field}.radius must be finite and >= 0, got {msg.radius}")
+        _scalar(msg.radius, f"{field}.radius", at_least=0.0)
         if msg.type == Shape.TYPE_POINTS:
             if len(msg.points) == 0:
                 raise RequestError(f"{field}.points is empty (TYPE_POINTS needs at least one)")
@@ -112,10 +120,7 @@ def shape_from_msg(msg: Shape, field: str) -> ConvexShape:
             local = ConvexShape.circle((0.0, 0.0), msg.radius)
         elif msg.type == Shape.TYPE_BOX:
             for name in ("length", "width"):
-                value = getattr(msg, name)
-                if not math.isfinite(value) or value <= 0.0:
-                    raise RequestError(f"{field}.{name} must be finite and > 0 for TYPE_BOX, "
-                                       f"got {value}")
+                _scalar(getattr(msg, name), f"{field}.{name}", above=0.0)
             box = ConvexShape.box((0.0, 0.0), 0.0, msg.length, msg.width)
             local = box if msg.radius == 0.0 else ConvexShape(box.points, msg.radius)
         else:
