@@ -100,20 +100,24 @@ def finite_scalar(value, name: str, *, above: float | None = None,
     accepted) that is greater than ``above`` and within [``at_least``, ``at_most``], each
     bound only when given. Python and numpy numbers are accepted; a bool or a string is not.
     ValueError names ``name`` and the rule: ``<name> must be finite and > 0, got nan``."""
-    if isinstance(value, (bool, np.bool_, str, bytes)):
+    if type(value) is float:  # the common case, first
+        number = value
+    elif isinstance(value, (bool, np.bool_, str, bytes)):
         number = None
     elif integer and isinstance(value, numbers.Integral):
         number = int(value)
     else:
         try:
             number = float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float
             number = None
     if number is None:
         raise ValueError(f"{name} must be {'an integer' if integer else 'a number'}, "
                          f"got {value!r}")
-    if not (_within(number, above, at_least, at_most) and math.isfinite(number)
-            and (not integer or float(number).is_integer())):
+    if not ((type(number) is int or math.isfinite(number)) and (above is None or number > above)
+            and (at_least is None or number >= at_least)
+            and (at_most is None or number <= at_most)
+            and (not integer or type(number) is int or number.is_integer())):
         rule = scalar_rule(above=above, at_least=at_least, at_most=at_most, integer=integer)
         raise ValueError(f"{name} must be {rule}, got {number}")
     return int(number) if integer else number

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from planning_collision.common.checks import finite_scalar
 from planning_collision.common.work_sharing import share_rows, threads_for
 
 from .batch import ShapeBatch, as_batch, pack_shapes, run_distance, run_penetration
@@ -198,12 +199,9 @@ class ObstacleSet:
         calling thread. The answers are the same for any thread count.
         """
         queries = as_batch(points, counts, radii, "queries", threads=threads)
-        try:
-            limit = float(max_distance)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"max_distance must be a number, got {max_distance!r}") from exc
-        if not limit >= 0.0:
-            raise ValueError(f"max_distance must be >= 0 (or inf), got {max_distance!r}")
+        unlimited = isinstance(max_distance, float) and max_distance == math.inf
+        limit = math.inf if unlimited else finite_scalar(max_distance, "max_distance",
+                                                         at_least=0.0)  # or inf
         m = queries.points.shape[0]
         out = NearestResult(np.empty(m, np.int64), np.empty(m), np.empty((m, 2)),
                             np.empty((m, 2)))
@@ -248,12 +246,7 @@ class ObstacleSet:
         shared among ``threads`` as in :func:`.gjk_distance_batch`.
         """
         qp, qc, qr = as_batch(points, counts, radii, "queries", threads=threads)
-        try:
-            m = float(margin)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"margin must be a number, got {margin!r}") from exc
-        if not (math.isfinite(m) and m >= 0.0):
-            raise ValueError(f"margin must be finite and >= 0, got {margin!r}")
+        m = finite_scalar(margin, "margin", at_least=0.0)
         boxes = shape_aabbs(qp, qc, qr)
         boxes[:, :2] -= m
         boxes[:, 2:] += m

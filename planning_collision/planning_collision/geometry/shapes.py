@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from planning_collision.common.checks import float_points, float_vector
+from planning_collision.common.checks import finite_scalar, float_points, float_vector
 from planning_collision.common.hull import convex_hull
 
 from .tolerances import CONVEX_SIN_TOL, MAX_COORD
@@ -40,16 +40,10 @@ def as_vector(value, name):
 
 
 def as_scalar(value, name, nonnegative=False):
-    """Return ``value`` as a finite float (and >= 0 when ``nonnegative``)."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a number, got {value!r}") from exc
-    if not math.isfinite(x) or abs(x) > MAX_COORD:
-        raise ValueError(f"{name} must be finite (and within +-{MAX_COORD:g}), got {x}")
-    if nonnegative and x < 0.0:
-        raise ValueError(f"{name} must be >= 0, got {x}")
-    return x
+    """``value`` as a finite float within +-``MAX_COORD`` (and >= 0 when ``nonnegative``):
+    :func:`~planning_collision.common.checks.finite_scalar` with geometry's range."""
+    return finite_scalar(value, name, at_least=0.0 if nonnegative else -MAX_COORD,
+                         at_most=MAX_COORD)
 
 
 def check_shape(shape, name):

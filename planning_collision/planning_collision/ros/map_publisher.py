@@ -15,7 +15,6 @@ planning_collision.ros.map_publisher``.
 
 from __future__ import annotations
 
-import math
 import sys
 from array import array
 
@@ -49,7 +48,7 @@ PARAMETERS = (
     Param("frame_id", "map", "header.frame_id of both messages (the scenario's global_frame "
           "should match; a mismatch is logged)."),
     Param("republish_period", 0.0, "Seconds between republications (new stamps, same "
-          "content); 0 = publish once, latched."),
+          "content); 0 = publish once, latched.", at_least=0.0),
 )
 
 
@@ -98,8 +97,6 @@ class MapPublisher(Node):
     def __init__(self, **node_kwargs):
         super().__init__("map_publisher", **node_kwargs)
         self.params = p = declare(self, PARAMETERS)
-        if not (math.isfinite(p.republish_period) and p.republish_period >= 0.0):
-            raise ParameterError(f"republish_period must be >= 0, got {p.republish_period}")
         if not p.frame_id:
             raise ParameterError("frame_id must not be empty")
         log = self.get_logger()

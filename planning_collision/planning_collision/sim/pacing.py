@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
+from planning_collision.common.checks import finite_scalar
+
 MAX_CATCH_UP = 5
 
 
@@ -39,12 +41,9 @@ class PacingClock:
 
     def __init__(self, dt: float, *, max_catch_up: int = MAX_CATCH_UP,
                  clock: Callable[[], float] = time.monotonic):
-        if not dt > 0.0:
-            raise ValueError(f"dt must be > 0, got {dt}")
-        if max_catch_up < 1:
-            raise ValueError(f"max_catch_up must be >= 1, got {max_catch_up}")
-        self.dt = dt
-        self.max_catch_up = max_catch_up
+        self.dt = finite_scalar(dt, "dt", above=0.0)
+        self.max_catch_up = finite_scalar(max_catch_up, "max_catch_up", at_least=1,
+                                          integer=True)
         self.clock = clock
         self.dropped_seconds = 0.0
         self.late_ticks = 0

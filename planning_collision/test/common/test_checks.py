@@ -1,10 +1,16 @@
 """One wording for one problem: the cores' input checks share ``common.checks``."""
 
+import ast
+import importlib
+import inspect
 import re
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import planning_collision
 from planning_collision.common.checks import (
     finite_scalar,
     finite_values,
@@ -132,3 +138,48 @@ def test_the_array_form_reports_the_first_bad_value_as_the_scalar_rule_does():
         finite_values(np.array([1.0, -2.0, np.nan]), "v", at_least=0.0)
     with pytest.raises(ValueError, match=re.escape("v must be finite, got nan")):
         finite_values(np.array([[1.0], [np.nan]]), "v")
+
+
+PACKAGE = Path(planning_collision.__file__).parent
+# The rule's wording, built only by checks.finite_scalar / scalar_rule.
+RULE_WORDS = ("must be finite and", "must be finite, got", "must be a number, got")
+
+
+def _strings(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.lineno, node.value
+
+
+def test_the_scalar_rule_is_written_once():
+    """No module but common/checks.py words the rule itself: a second copy of 'a finite
+    number within bounds' would have to (the cores, nodes and parameters call
+    finite_scalar, or Param.check, which calls it)."""
+    copies = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "common" / "checks.py":
+            continue
+        for line, text in _strings(ast.parse(path.read_text())):
+            if any(words in text for words in RULE_WORDS):
+                copies.append(f"{path.relative_to(PACKAGE)}:{line}: {text!r}")
+    assert copies == []
+
+
+@pytest.mark.parametrize(("module", "function"), [
+    ("planning_collision.grid.map_file", "_number"),
+    ("planning_collision.orca.validation", "as_scalar"),
+    ("planning_collision.geometry.shapes", "as_scalar"),
+    ("planning_collision.sim.scenario", "_number"),
+])  # and ros.parameters' Param.check (not imported here: a pure test imports nothing of ros/)
+def test_the_functions_that_remain_delegate_to_it(module, function):
+    """The old scalar checks that an API still needs call finite_scalar and test nothing
+    themselves (grid.validation's finite_float is gone)."""
+    target = importlib.import_module(module)
+    for part in function.split("."):
+        target = getattr(target, part)
+    tree = ast.parse(textwrap.dedent(inspect.getsource(target)))
+    called = {node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+              for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    assert "finite_scalar" in called and "isfinite" not in called
+    assert not hasattr(importlib.import_module("planning_collision.grid.validation"),
+                       "finite_float")
