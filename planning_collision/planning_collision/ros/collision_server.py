@@ -71,7 +71,7 @@ from .diagnostics import DiagnosticsPublisher, RequestCounter, node_label, serve
 from .guards import answers, check_frame, topic_callback
 from .lifecycle import ManagedNode
 from .marker_queue import MarkerQueue
-from .parameters import declare
+from .parameters import check_bounds, declare
 from .qos import latched_or_volatile
 from .run import run_node
 
@@ -115,7 +115,7 @@ class CollisionServer(ManagedNode):
 
     def __init__(self, **node_kwargs):
         super().__init__("collision_server", **node_kwargs)
-        self.params = p = declare(self, PARAMETERS)
+        self.params = p = declare(self, PARAMETERS, refuse=False)
         # Queries on the executor's threads; map and obstacle updates each in a group of its
         # own, so one never waits for the other (see the module docstring).
         self.executor_threads = max(p.query_threads, 0) or (os.cpu_count() or 1) + 2
@@ -127,7 +127,8 @@ class CollisionServer(ManagedNode):
 
     # ------------------------------------------------------------------ lifecycle
     def configure(self) -> None:
-        p = self.params  # its numbers' bounds were checked when declared (all read-only)
+        p = self.params
+        check_bounds(PARAMETERS, p)  # declared with refuse=False: a bad one fails configure
         with self._swap:
             self._world = dataclasses.replace(self._world, threads=p.kernel_threads or None)
         # Checked now; built at the first request that needs it, once the kernels are ready

@@ -60,7 +60,7 @@ WARN_PERIOD = 5.0
 class OrcaNode(ManagedNode):
     def __init__(self, **node_kwargs):
         super().__init__("orca_node", **node_kwargs)
-        self.params = p = declare(self, PARAMETERS)
+        self.params = p = declare(self, PARAMETERS, refuse=False)  # configure refuses
         self.KERNELS = ("orca", "grid") if p.use_map_obstacles else ("orca",)
         self._warned: dict[str, float] = {}
         self.fleet: FleetController | None = None

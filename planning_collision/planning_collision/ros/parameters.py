@@ -117,9 +117,14 @@ def check_bounds(params: tuple[Param, ...], values) -> None:
             spec.check(getattr(values, spec.name))
 
 
-def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
+def declare(node: Node, params: tuple[Param, ...], *, refuse: bool = True) -> SimpleNamespace:
     """Declare every parameter of ``params`` on ``node`` (one declared already keeps its
-    value: a lifecycle node configured again); return their values by name."""
+    value: a lifecycle node configured again); return their values by name.
+
+    ``refuse`` False (a lifecycle node declaring in its constructor): a start value outside
+    its bounds is kept, without the range rclpy would refuse it by, for the node's configure
+    to refuse (:func:`check_bounds`): the node reaches its unconfigured state, fails configure
+    by name, and a dynamic parameter can be set right."""
     values = {}
     for spec in params:
         if node.has_parameter(spec.name):  # declared by an earlier configure: keep it
@@ -129,7 +134,7 @@ def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
         if spec.default == []:
             parameter = _declare_array(node, spec, descriptor)
         elif spec.bounded:
-            parameter = _declare_bounded(node, spec, descriptor)
+            parameter = _declare_bounded(node, spec, descriptor, refuse)
         else:
             parameter = node.declare_parameter(spec.name, spec.default, descriptor)
         value = parameter.value
@@ -143,13 +148,19 @@ def declare(node: Node, params: tuple[Param, ...]) -> SimpleNamespace:
     return SimpleNamespace(**values)
 
 
-def _declare_bounded(node: Node, spec: Param, descriptor: ParameterDescriptor) -> Parameter:
+def _declare_bounded(node: Node, spec: Param, descriptor: ParameterDescriptor,
+                     refuse: bool) -> Parameter:
     """Declare a number with bounds: first without them, so that a value outside is refused
     by :meth:`Param.check` in the project's words (rclpy would raise its own exception), then
-    with its real descriptor."""
+    with its real descriptor (``refuse`` False and a value outside: without its range)."""
     writable = ParameterDescriptor(description=descriptor.description, type=descriptor.type)
     parameter = node.declare_parameter(spec.name, spec.default, writable)
-    spec.check(parameter.value)
+    try:
+        spec.check(parameter.value)
+    except ParameterError:
+        if refuse:
+            raise
+        descriptor.floating_point_range, descriptor.integer_range = [], []
     node.set_descriptor(spec.name, descriptor)
     return node.get_parameter(spec.name)
 

@@ -13,7 +13,7 @@ import rclpy
 from rclpy.parameter import Parameter
 
 from planning_collision.ros.fleet_sim_parameters import PARAMETERS, check_parameters
-from planning_collision.ros.parameters import Param, ParameterError, declare
+from planning_collision.ros.parameters import Param, ParameterError, check_bounds, declare
 
 
 @pytest.mark.parametrize("spec, rule", [
@@ -142,3 +142,16 @@ def test_fleet_sim_defaults_pass_and_topics_must_be_relative(make_node):
     for name in ("cmd_vel_topic", "odom_topic", "pose_topic"):
         with pytest.raises(ParameterError, match=f"{name} must be a relative topic name"):
             check_parameters(type(values)(**{**vars(values), name: "/absolute"}))
+
+
+def test_a_lifecycle_node_keeps_a_bad_start_value_for_configure_to_refuse(make_node):
+    node = make_node({"delay": -0.1, "seed": 4})
+    values = declare(node, TABLE, refuse=False)
+    assert values.delay == -0.1  # kept; the node lives to fail its configure by name
+    delay = node.describe_parameter("delay")
+    assert not delay.floating_point_range and delay.additional_constraints == "finite and >= 0"
+    assert node.describe_parameter("seed").integer_range[0].from_value == 0  # a good one: ranged
+    with pytest.raises(ParameterError, match=r"^delay must be finite and >= 0, got -0.1$"):
+        check_bounds(TABLE, values)
+    (result,) = node.set_parameters([Parameter("delay", value=0.5)])  # dynamic: set right
+    assert result.successful
