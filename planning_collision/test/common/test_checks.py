@@ -88,7 +88,7 @@ def test_public_apis_name_their_argument_in_that_wording():
     ("0.5", {}, "x must be a number, got '0.5'"),
     (None, {}, "x must be a number, got None"),
     (True, {}, "x must be a number, got True"),
-    (np.bool_(False), {}, "x must be a number, got np.False_"),
+    (np.bool_(False), {}, f"x must be a number, got {np.bool_(False)!r}"),  # numpy's repr
     (1.5, dict(integer=True), "x must be an integer, got 1.5"),
     (-3, dict(integer=True, at_least=0), "x must be an integer >= 0, got -3"),
     (0, dict(integer=True, at_least=1, at_most=100), "x must be an integer in [1, 100], got 0"),
