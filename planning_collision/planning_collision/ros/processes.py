@@ -9,11 +9,13 @@ it starts: ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` (DDS traffic stays on loo
 
 from __future__ import annotations
 
+import fcntl
 import os
 import random
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -26,10 +28,33 @@ from ..resources import config_file
 PROFILE_VARIABLE = "PLANNING_COLLISION_FASTDDS_PROFILE"
 
 
+# The domain locks this process holds (open files under an exclusive flock), for its lifetime.
+_DOMAIN_LOCKS: list[int] = []
+
+
+def domain_lock_path(domain_id: int) -> Path:
+    return Path(tempfile.gettempdir()) / f"planning_collision-ros-domain-{domain_id}.lock"
+
+
 def pick_domain_id(rng: random.Random | None = None) -> int:
-    """A ROS domain id for one run, from 1 to 100 (valid on every platform, 0 left alone)."""
+    """A ROS domain id for one run, from 1 to 100 (valid on every platform, 0 left alone), that
+    no other run on this machine holds: each run takes an exclusive lock on its domain for as
+    long as it lives (the kernel lets go when the process ends, however it ends). A random
+    choice alone let two runs meet now and then (1 in 100 per pair), and then each one's
+    ``/orca_node`` answered the other's graph queries and lifecycle requests."""
     rng = rng or random.Random(os.getpid() ^ time.monotonic_ns())
-    return rng.randint(1, 100)
+    candidates = list(range(1, 101))
+    rng.shuffle(candidates)
+    for domain_id in candidates:
+        fd = os.open(domain_lock_path(domain_id), os.O_CREAT | os.O_RDWR, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        _DOMAIN_LOCKS.append(fd)
+        return domain_id
+    raise RuntimeError("every ROS domain from 1 to 100 is held by another run on this machine")
 
 
 def ros_environment(domain_id: int, base: Mapping[str, str] | None = None) -> dict[str, str]:

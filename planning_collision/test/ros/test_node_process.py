@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 
@@ -206,3 +207,39 @@ def test_wait_for_line_with_no_timeout_looks_at_the_lines_already_printed(domain
         assert not proc.wait_for_line("goodbye", 0.0)
     finally:
         proc.stop()
+
+
+def test_a_run_never_picks_a_domain_another_run_on_the_machine_holds(domain_id):
+    """Each run holds its domain: another run (a process of its own) picks one of the others,
+    however its random choice falls, and gets the held one back once the holder ended."""
+    pick = ("import random, sys; from planning_collision.ros import processes; "
+            "print(processes.pick_domain_id(random.Random(int(sys.argv[1]))), flush=True); "
+            "sys.stdin.read()")
+    holders = []
+    picks: list[int] = []
+    try:
+        held = {domain_id}  # this test run's own
+        for seed in range(5):
+            holder = subprocess.Popen([sys.executable, "-c", pick, str(seed)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            holders.append(holder)
+            picked = int(holder.stdout.readline())
+            assert 1 <= picked <= 100 and picked not in held, (picked, held)
+            held.add(picked)
+            picks.append(picked)
+        # The same random order as the first holder's: it moves on past the held domain...
+        once = pick.replace("; sys.stdin.read()", "")
+        again = subprocess.run([sys.executable, "-c", once, "0"], capture_output=True,
+                               text=True, timeout=60)
+        assert int(again.stdout) not in held
+        # ... and gets it once its holder ended.
+        holders[0].stdin.close()
+        holders[0].wait(timeout=30)
+        again = subprocess.run([sys.executable, "-c", once, "0"], capture_output=True,
+                               text=True, timeout=60)
+        assert int(again.stdout) == picks[0], (again.stdout, picks)
+    finally:
+        for holder in holders:
+            if holder.poll() is None:
+                holder.stdin.close()
+                holder.wait(timeout=30)
