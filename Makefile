@@ -111,7 +111,7 @@ TEST_WORKERS ?= auto
 test: setup
 	@status=0; \
 	$(VENV)/bin/pytest -n $(TEST_WORKERS) $(PURE_TESTS) || status=1; \
-	$(VENV)/bin/pytest planning_collision/test $(addprefix --ignore=,$(PURE_TESTS)) || status=1; \
+	$(VENV)/bin/pytest --durations=25 planning_collision/test $(addprefix --ignore=,$(PURE_TESTS)) || status=1; \
 	exit $$status
 
 lint: setup
