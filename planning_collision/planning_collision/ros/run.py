@@ -105,6 +105,11 @@ def run_node(
         )
         register_types_early()  # before the node's participant discovers anyone
         node = make_node()
+        # From here on a signal is only recorded: raised inside rclpy's Executor.__init__ it
+        # left a half-built executor whose finaliser printed a traceback at the stop.
+        stop.building = False
+        if stop.requested:
+            raise StopRequested
         executor = (
             make_executor(node)
             if make_executor is not None
@@ -114,8 +119,7 @@ def run_node(
         # An executor may install signal handlers of its own (rclpy's EventsExecutor does):
         # this process keeps its own.
         stop.install()
-        stop.building = False
-        if stop.requested:  # a signal that came while the handlers were replaced
+        if stop.requested:  # a signal that came while the executor was built
             raise StopRequested
         context = node.context
         while not stop.requested and context.ok():
