@@ -358,10 +358,17 @@ class Launch:
         return parameter_value_to_python(reply.values[0])
 
     def topics(self, node: str, kind: str) -> set[str]:
+        """The node's topics as this process's graph knows them so far (none while the graph
+        does not know the node yet: its services can answer before that)."""
+        from rclpy.node import NodeNameNonExistentError
+
         namespace, _, name = node.rpartition("/")
         get = (self.client.node.get_subscriber_names_and_types_by_node if kind == "sub"
                else self.client.node.get_publisher_names_and_types_by_node)
-        return {topic for topic, _ in get(name, namespace or "/")}
+        try:
+            return {topic for topic, _ in get(name, namespace or "/")}
+        except NodeNameNonExistentError:
+            return set()
 
     def said(self, text: str) -> bool:
         return any(text in line for line in list(self.proc.lines))
@@ -532,7 +539,9 @@ def test_orca_with_every_argument_reaches_active_under_the_lifecycle_manager(lau
 def test_collision_server_with_defaults(launch):
     run = launch("collision_server.launch.py")
     run.wait_for_state("/collision_server", "active")
-    assert {"/map", "/obstacles"} <= run.topics("/collision_server", "sub")
+    # Its subscriptions reach this process's graph after its state service did.
+    run.until(lambda: {"/map", "/obstacles"} <= run.topics("/collision_server", "sub"),
+              "map and obstacles subscriptions")
     run.stop()
 
 
@@ -546,7 +555,8 @@ def test_collision_server_with_every_argument(launch, tmp_path):
     run.wait_for_state("/robot1/collision_server", "active")
     assert run.parameter("/robot1/collision_server", "robot_radius") == 0.31
     assert run.parameter("/robot1/collision_server", "use_sim_time") is True
-    assert {"/shared_map", "/shared_obstacles"} <= run.topics("/robot1/collision_server", "sub")
+    run.until(lambda: {"/shared_map", "/shared_obstacles"}
+              <= run.topics("/robot1/collision_server", "sub"), "remapped subscriptions")
     assert not [line for line in run.proc.lines if NODE_INFO.search(line)]
     run.stop()
 
