@@ -575,6 +575,10 @@ def test_nav2_fleet_with_defaults_wires_orca_between_smoother_and_collision_moni
     run.stop()
 
 
+@pytest.mark.xfail(strict=False, reason=(
+    "issue #21, not solved yet: in every full fresh-clone CI run (3 of 3) the lifecycle "
+    "manager got no answer to orca_node's configure within 30 s; alone or with its file it "
+    "passes every time; it runs every time and reports XPASS once it holds"))
 def test_nav2_fleet_with_every_argument(launch, tmp_path):
     orca = write(tmp_path, "orca.yaml", (PACKAGE / "config" / "nav2_fleet_orca.yaml")
                  .read_text().replace("max_speed: 0.5", "max_speed: 0.4"))
