@@ -105,7 +105,8 @@ endif
 # parts always run; the target fails if either does.
 PURE_TESTS := planning_collision/test/common planning_collision/test/geometry \
 	planning_collision/test/grid planning_collision/test/orca planning_collision/test/fleet \
-	planning_collision/test/sim planning_collision/test/test_collision_world.py
+	planning_collision/test/sim planning_collision/test/tracking \
+	planning_collision/test/test_collision_world.py
 TEST_WORKERS ?= auto
 
 test: setup

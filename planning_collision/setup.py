@@ -22,7 +22,7 @@ setup(
     # tested in .venv. Ubuntu's matplotlib 3.6.3 has no Python 3.12 wheel: .venv-jazzy has
     # 3.7.3, and the plots were checked with 3.6.3 on Python 3.11.
     install_requires=["setuptools", "numpy>=1.26,<3", "numba>=0.59", "PyYAML>=6.0",
-                      "matplotlib>=3.6", "pillow>=10.2"],
+                      "matplotlib>=3.6", "pillow>=10.2", "scipy>=1.11"],
     extras_require={
         "test": ["pytest", "pytest-timeout", "hypothesis", "shapely", "scikit-image", "pyrvo"],
     },

@@ -19,8 +19,10 @@ ROOT = "planning_collision"
 
 # Parts of the package that must not import planning_collision.ros, and the tests that run
 # as the pure tests (the Makefile's PURE_TESTS, with pytest-xdist).
-PURE_PARTS = ("common", "geometry", "grid", "orca", "fleet", "sim", "collision_world")
-PURE_TESTS = ("common", "geometry", "grid", "orca", "fleet", "sim", "test_collision_world.py")
+PURE_PARTS = ("common", "geometry", "grid", "orca", "fleet", "sim", "tracking",
+              "collision_world")
+PURE_TESTS = ("common", "geometry", "grid", "orca", "fleet", "sim", "tracking",
+              "test_collision_world.py")
 # Where rclpy may be imported.
 RCLPY_PARTS = ("ros", "demo")
 

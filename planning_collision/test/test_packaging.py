@@ -194,7 +194,7 @@ def test_colcon_builds_both_packages_and_they_import_from_install(tmp_path):
 # Runtime dependencies whose supported range setup.py and package.xml declare (pip name: rosdep
 # key), and the requirement files of the two environments CI tests them in.
 RANGED = {"numpy": "python3-numpy", "numba": "python3-numba", "PyYAML": "python3-yaml",
-          "matplotlib": "python3-matplotlib", "pillow": "python3-pil"}
+          "matplotlib": "python3-matplotlib", "pillow": "python3-pil", "scipy": "python3-scipy"}
 ENVIRONMENTS = {"main (.venv)": REPO / "requirements",
                 "Ubuntu 24.04 + Jazzy (.venv-jazzy)": REPO / "requirements" / "jazzy"}
 

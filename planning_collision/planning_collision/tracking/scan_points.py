@@ -1,0 +1,114 @@
+"""A LaserScan's ranges as points in the global frame, without what is already known.
+
+A scan is placed with the pose the sensor had at the scan's stamp (the caller looks it up:
+orca_node from the fleet controller's odometry and localization at that time). Points of the
+known static map (a grid of occupied cells, grown by a margin) and points on agents known from
+odometry, the scanning robot included, are dropped: only what nobody else reports is left to
+track.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class ScanPoints(NamedTuple):
+    """Points of one scan, in beam order (``beams[i]`` is the beam index of ``points[i]``)."""
+
+    points: np.ndarray  # (m, 2) global frame
+    beams: np.ndarray  # (m,) int64, increasing
+    origin: np.ndarray  # (2,) the sensor's position in the global frame
+    count: int  # beams in the scan (for wrap-around of a full circle)
+    full_circle: bool  # the last beam neighbours the first
+
+
+def scan_to_points(ranges, angle_min: float, angle_increment: float, range_min: float,
+                   range_max: float, pose, mount=(0.0, 0.0, 0.0)) -> ScanPoints:
+    """The valid returns of a scan (finite, within [range_min, range_max), where range_max
+    itself means no return) in the global frame. ``pose`` is the robot's (x, y, yaw) in the
+    global frame at the scan's stamp, ``mount`` the sensor's (x, y, yaw) on the robot."""
+    r = np.asarray(ranges, dtype=np.float64).ravel()
+    x, y, yaw = (float(v) for v in pose)
+    mx, my, myaw = (float(v) for v in mount)
+    c, s = np.cos(yaw), np.sin(yaw)
+    ox, oy = x + c * mx - s * my, y + s * mx + c * my
+    n = r.size
+    with np.errstate(invalid="ignore"):
+        valid = np.isfinite(r) & (r >= range_min) & (r < range_max)
+    beams = np.flatnonzero(valid)
+    angles = yaw + myaw + angle_min + angle_increment * beams
+    rv = r[beams]
+    points = np.column_stack((ox + rv * np.cos(angles), oy + rv * np.sin(angles)))
+    full = n > 1 and abs(angle_increment) * n >= 2.0 * np.pi - 1.5 * abs(angle_increment)
+    return ScanPoints(points, beams.astype(np.int64), np.array([ox, oy]), n, bool(full))
+
+
+def keep(scan: ScanPoints, mask: np.ndarray) -> ScanPoints:
+    """The points of ``scan`` where ``mask`` is True."""
+    return scan._replace(points=scan.points[mask], beams=scan.beams[mask])
+
+
+def drop_near(scan: ScanPoints, centres, radii, margin: float = 0.0) -> ScanPoints:
+    """Without the points within ``radii + margin`` of any of ``centres`` ((k, 2), (k,)):
+    the scanning robot and the agents placed from odometry."""
+    centres = np.asarray(centres, dtype=np.float64).reshape(-1, 2)
+    if not centres.shape[0] or not scan.points.shape[0]:
+        return scan
+    reach = np.asarray(radii, dtype=np.float64).reshape(-1) + margin
+    d2 = ((scan.points[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
+    return keep(scan, ~(d2 <= (reach * reach)[None, :]).any(axis=1))
+
+
+class StaticMask:
+    """The known static world as a boolean grid: occupied cells (``blocked``, row y, column x)
+    grown by ``margin`` metres, so that a return off a wall's edge, with the range noise and
+    the pose's error, still falls on it. Cells outside the grid are free (a person may walk
+    beyond the map's edge)."""
+
+    def __init__(self, blocked, resolution: float, origin_x: float, origin_y: float,
+                 margin: float = 0.1):
+        grid = np.asarray(blocked, dtype=bool)
+        if grid.ndim != 2:
+            raise ValueError("blocked must be a 2-D grid")
+        if not (resolution > 0.0 and np.isfinite(resolution)):
+            raise ValueError("resolution must be a finite number above 0")
+        if not (margin >= 0.0 and np.isfinite(margin)):
+            raise ValueError("margin must be a finite number at least 0")
+        self.resolution = float(resolution)
+        self.origin = (float(origin_x), float(origin_y))
+        self.margin = float(margin)
+        self.grown = grow(grid, int(np.ceil(margin / resolution)))
+
+    def occupied(self, points) -> np.ndarray:
+        """(m,) whether each point lies on a grown occupied cell."""
+        p = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        cx = np.floor((p[:, 0] - self.origin[0]) / self.resolution).astype(np.int64)
+        cy = np.floor((p[:, 1] - self.origin[1]) / self.resolution).astype(np.int64)
+        h, w = self.grown.shape
+        inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
+        out = np.zeros(p.shape[0], dtype=bool)
+        out[inside] = self.grown[cy[inside], cx[inside]]
+        return out
+
+    def drop(self, scan: ScanPoints) -> ScanPoints:
+        """``scan`` without the points on the static world."""
+        return keep(scan, ~self.occupied(scan.points)) if scan.points.shape[0] else scan
+
+
+def grow(grid: np.ndarray, cells: int) -> np.ndarray:
+    """``grid`` dilated by a disc of ``cells`` cells (one shifted OR per offset in the disc)."""
+    if cells <= 0 or not grid.any():
+        return grid.copy()
+    h, w = grid.shape
+    out = grid.copy()
+    for dy in range(-cells, cells + 1):
+        for dx in range(-cells, cells + 1):
+            if (dx or dy) and dx * dx + dy * dy <= cells * cells:
+                ys, yd = (slice(0, h - dy), slice(dy, h)) if dy >= 0 else (
+                    slice(-dy, h), slice(0, h + dy))
+                xs, xd = (slice(0, w - dx), slice(dx, w)) if dx >= 0 else (
+                    slice(-dx, w), slice(0, w + dx))
+                out[yd, xd] |= grid[ys, xs]
+    return out

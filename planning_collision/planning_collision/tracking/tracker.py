@@ -1,0 +1,238 @@
+"""Tracks of things seen by sensors: identity, position, velocity and their uncertainty.
+
+Each track is a constant-velocity Kalman filter (state x, y, vx, vy in the global frame,
+white-noise acceleration of spectral density ``accel_noise``), fed with the centres of one
+scan's clusters (:mod:`.clustering`) at the scan's stamp. The clusters of a scan are assigned
+to the tracks by an optimal assignment (``scipy.optimize.linear_sum_assignment``) on the
+Mahalanobis distance of each centre from each track's prediction, within ``gate`` (chi-square,
+2 degrees of freedom) and ``max_jump`` metres; a cluster left over starts a new track. A track
+is *confirmed* once it has been seen ``confirm_hits`` times; a track not seen for
+``lost_after`` seconds is deleted, so nothing is avoided where nobody stands any more (no
+ghosts).
+
+Scans of several robots feed one tracker, so a person seen by two robots is one track. A scan
+older than a track's latest update is applied at the track's time (no filtering backwards).
+
+For ORCA (:meth:`Tracker.discs`): a confirmed track moving faster than ``still_speed`` (and
+faster than twice its speed's standard deviation) is an agent with its velocity; a still one
+stands. Either way its radius grows by two standard deviations of its position and by what its
+velocity's uncertainty covers in ``velocity_time`` seconds (at most ``max_growth``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import NamedTuple
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from planning_collision.common.checks import finite_scalar
+
+from .clustering import Clusters
+
+#: Bounds of every number of :class:`TrackerSettings` (keywords of ``finite_scalar``).
+TRACKER_BOUNDS: dict[str, dict] = {
+    "measurement_noise": {"above": 0.0},
+    "accel_noise": {"above": 0.0},
+    "initial_speed_sigma": {"above": 0.0},
+    "gate": {"above": 0.0},
+    "max_jump": {"above": 0.0},
+    "confirm_hits": {"at_least": 1, "integer": True},
+    "lost_after": {"above": 0.0},
+    "still_speed": {"at_least": 0.0},
+    "velocity_time": {"at_least": 0.0},
+    "max_growth": {"at_least": 0.0},
+    "radius_smoothing": {"above": 0.0, "at_most": 1.0},
+}
+
+
+@dataclass
+class TrackerSettings:
+    measurement_noise: float = 0.05  # m, standard deviation of a cluster's centre
+    accel_noise: float = 0.5  # (m/s^2)^2 s, how fast a track's velocity may change
+    initial_speed_sigma: float = 1.0  # m/s, a new track's velocity (zero) is this unsure
+    gate: float = 13.8  # chi-square, 2 dof (99.9 %)
+    max_jump: float = 1.0  # m, never assign a cluster further than this from a track
+    confirm_hits: int = 2
+    lost_after: float = 0.25  # s unseen: deleted
+    still_speed: float = 0.1  # m/s
+    velocity_time: float = 0.3  # s
+    max_growth: float = 0.5  # m
+    radius_smoothing: float = 0.3  # weight of a new cluster's radius
+
+    def check(self) -> None:
+        for f in fields(self):
+            finite_scalar(getattr(self, f.name), f.name, **TRACKER_BOUNDS[f.name])
+
+
+class Tracks(NamedTuple):
+    """Tracks at one time (global frame)."""
+
+    ids: np.ndarray  # (t,) int64, never reused
+    positions: np.ndarray  # (t, 2)
+    velocities: np.ndarray  # (t, 2)
+    radii: np.ndarray  # (t,) the clusters' radius, smoothed
+    covariances: np.ndarray  # (t, 4, 4) of x, y, vx, vy
+    ages: np.ndarray  # (t,) seconds since first seen
+    unseen: np.ndarray  # (t,) seconds since last seen
+
+    def __len__(self) -> int:
+        return self.ids.shape[0]
+
+
+class Discs(NamedTuple):
+    """What ORCA avoids with full responsibility: discs with a velocity (global frame)."""
+
+    positions: np.ndarray  # (d, 2)
+    velocities: np.ndarray  # (d, 2)
+    radii: np.ndarray  # (d,)
+
+    def __len__(self) -> int:
+        return self.radii.shape[0]
+
+    @staticmethod
+    def empty() -> Discs:
+        return Discs(np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0))
+
+    def concatenate(self, other: Discs) -> Discs:
+        return Discs(np.concatenate((self.positions, other.positions)),
+                     np.concatenate((self.velocities, other.velocities)),
+                     np.concatenate((self.radii, other.radii)))
+
+
+class Tracker:
+    """Tracks over time from clusters (see the module docstring).
+
+    The x and y axes are filtered alike (the same start, process noise and isotropic
+    measurement noise), so one 2 x 2 covariance of (position, velocity) per track serves
+    both: ``_cov[:, 0]`` var(position), ``[:, 1]`` cov(position, velocity), ``[:, 2]``
+    var(velocity)."""
+
+    def __init__(self, settings: TrackerSettings | None = None):
+        self.settings = settings or TrackerSettings()
+        self.settings.check()
+        self._x = np.zeros((0, 4))  # x, y, vx, vy
+        self._cov = np.zeros((0, 3))
+        self._ids = np.zeros(0, np.int64)
+        self._time = np.zeros(0)  # time of each track's state
+        self._born = np.zeros(0)
+        self._seen = np.zeros(0)
+        self._hits = np.zeros(0, np.int64)
+        self._radius = np.zeros(0)
+        self._next_id = 1
+
+    def __len__(self) -> int:
+        return self._ids.size
+
+    def configure(self, settings: TrackerSettings) -> None:
+        settings.check()
+        self.settings = settings
+
+    # ------------------------------------------------------------------ filtering
+    def _predicted(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        dt = np.maximum(t - self._time, 0.0)
+        q = self.settings.accel_noise
+        x = self._x.copy()
+        x[:, :2] += x[:, 2:] * dt[:, None]
+        pp, pv, vv = self._cov.T
+        cov = np.column_stack((pp + dt * (2.0 * pv + dt * vv) + q * dt ** 3 / 3.0,
+                               pv + dt * vv + q * dt ** 2 / 2.0,
+                               vv + q * dt))
+        return x, cov
+
+    def update(self, t: float, clusters: Clusters) -> None:
+        """One scan's ``clusters`` measured at time ``t``: predict, assign, correct, start
+        new tracks, forget the lost ones."""
+        s = self.settings
+        self.prune(t)
+        c = clusters.centres
+        matched = np.zeros(0, np.int64)
+        if self._ids.size and len(clusters):
+            self._x, self._cov = self._predicted(t)
+            self._time = np.maximum(self._time, t)
+            innovation = self._cov[:, 0] + s.measurement_noise ** 2
+            d = c[None, :, :] - self._x[:, None, :2]  # (tracks, clusters, 2)
+            d2 = d[..., 0] ** 2 + d[..., 1] ** 2
+            far = (d2 / innovation[:, None] > s.gate) | (d2 > s.max_jump ** 2)
+            rows, cols = linear_sum_assignment(np.where(far, 1e6, d2 / innovation[:, None]))
+            ok = ~far[rows, cols]
+            tracks, matched = rows[ok], cols[ok]
+            if tracks.size:
+                self._correct(tracks, c[matched], innovation[tracks], t)
+                w = s.radius_smoothing
+                self._radius[tracks] = ((1 - w) * self._radius[tracks]
+                                        + w * clusters.radii[matched])
+        fresh = np.setdiff1d(np.arange(len(clusters)), matched)
+        if fresh.size:
+            self._start(c[fresh], clusters.radii[fresh], t)
+
+    def _correct(self, tracks, z, innovation, t: float) -> None:
+        pp, pv, vv = self._cov[tracks].T
+        k_p, k_v = pp / innovation, pv / innovation
+        residual = z - self._x[tracks, :2]
+        self._x[tracks, :2] += k_p[:, None] * residual
+        self._x[tracks, 2:] += k_v[:, None] * residual
+        self._cov[tracks] = np.column_stack(((1.0 - k_p) * pp, (1.0 - k_p) * pv,
+                                             vv - k_v * pv))
+        self._seen[tracks] = t
+        self._hits[tracks] += 1
+
+    def _start(self, centres: np.ndarray, radii: np.ndarray, t: float) -> None:
+        s, k = self.settings, centres.shape[0]
+        x = np.zeros((k, 4))
+        x[:, :2] = centres
+        cov = np.tile([s.measurement_noise ** 2, 0.0, s.initial_speed_sigma ** 2], (k, 1))
+        self._x = np.concatenate((self._x, x))
+        self._cov = np.concatenate((self._cov, cov))
+        self._ids = np.concatenate((self._ids, np.arange(self._next_id, self._next_id + k)))
+        self._next_id += k
+        self._time = np.concatenate((self._time, np.full(k, t)))
+        self._born = np.concatenate((self._born, np.full(k, t)))
+        self._seen = np.concatenate((self._seen, np.full(k, t)))
+        self._hits = np.concatenate((self._hits, np.ones(k, np.int64)))
+        self._radius = np.concatenate((self._radius, np.asarray(radii, np.float64)))
+
+    def prune(self, now: float) -> None:
+        """Forget every track not seen for more than ``lost_after`` seconds at ``now``."""
+        alive = now - self._seen <= self.settings.lost_after
+        if not alive.all():
+            for name in ("_x", "_cov", "_ids", "_time", "_born", "_seen", "_hits", "_radius"):
+                setattr(self, name, getattr(self, name)[alive])
+
+    # ------------------------------------------------------------------ out
+    def tracks(self, now: float, confirmed: bool = True) -> Tracks:
+        """The tracks alive at ``now``, predicted to ``now`` (only the confirmed ones unless
+        ``confirmed`` is False)."""
+        alive = now - self._seen <= self.settings.lost_after
+        if confirmed:
+            alive &= self._hits >= self.settings.confirm_hits
+        x, cov = self._predicted(now)
+        x, cov = x[alive], cov[alive]
+        full = np.zeros((x.shape[0], 4, 4))
+        for a in (0, 1):
+            full[:, a, a], full[:, a + 2, a + 2] = cov[:, 0], cov[:, 2]
+            full[:, a, a + 2] = full[:, a + 2, a] = cov[:, 1]
+        return Tracks(ids=self._ids[alive].copy(), positions=x[:, :2], velocities=x[:, 2:],
+                      radii=self._radius[alive].copy(), covariances=full,
+                      ages=now - self._born[alive], unseen=now - self._seen[alive])
+
+    def discs(self, now: float) -> Discs:
+        """The confirmed tracks at ``now`` as ORCA avoids them (see the module docstring)."""
+        return discs_of(self.tracks(now), self.settings)
+
+
+def discs_of(tracks: Tracks, s: TrackerSettings) -> Discs:
+    """``tracks`` as ORCA's discs: moving ones with their velocity, still ones standing, each
+    radius grown by its uncertainty (see the module docstring)."""
+    if not len(tracks):
+        return Discs.empty()
+    cov = tracks.covariances
+    v = tracks.velocities
+    speed = np.hypot(v[:, 0], v[:, 1])
+    pos_sigma = np.sqrt(np.maximum(np.maximum(cov[:, 0, 0], cov[:, 1, 1]), 0.0))
+    vel_sigma = np.sqrt(np.maximum(np.maximum(cov[:, 2, 2], cov[:, 3, 3]), 0.0))
+    moving = (speed > s.still_speed) & (speed > 2.0 * vel_sigma)
+    growth = np.minimum(2.0 * pos_sigma + vel_sigma * s.velocity_time, s.max_growth)
+    return Discs(tracks.positions.copy(), np.where(moving[:, None], v, 0.0),
+                 tracks.radii + growth)
