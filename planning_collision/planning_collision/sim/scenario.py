@@ -20,13 +20,24 @@ raise ``ValueError`` naming the offending field, e.g. ``robots[3].goal``. Format
     robots:                         # at least one
       - {name: robot1, start: [x, y, yaw], goal: [x, y], radius: 0.25, max_speed: 0.6,
          drive: holonomic, orca: true}
+      # optional: a simulated 2D laser (sensor_msgs/LaserScan on <name>/scan), every key
+      # optional (the defaults of sim.laser.LaserSpec: 360 beams over a full turn, 8 m,
+      # range_min 0.05 m, 10 Hz, no noise, mounted at the centre)
+      - {name: robot2, ..., scan: {beams: 360, range_max: 8.0, rate_hz: 10.0, noise: 0.01,
+                                   range_min: 0.05, angle_min: -3.14, angle_max: 3.14,
+                                   offset: [x, y, yaw]}}
+      - {name: person1, ..., orca: false, odometry: false}   # publishes nothing at all
 
 A robot's ``name`` is its ROS namespace (letters, digits and single underscores, starting with a
 letter). ``drive`` is ``holonomic`` (the default) or ``unicycle``. ``orca: false`` (default
 true) marks a non-ORCA agent, e.g. a person: the simulator walks it straight to its goal at
 ``max_speed`` and ignores its commands. Unknown keys are errors, so a misspelt field is never
-silently ignored. Obstacle ids and robot names must differ from each other and from ``map``
-(collision reports use them as names). Whether robots start clear of each other and of the
+silently ignored. ``odometry: false`` (default true) marks an agent invisible to odometry:
+fleet_sim publishes nothing for it (people, other vendors' robots), so only sensors see it; an
+ORCA robot needs its odometry. ``scan`` in ``robot_defaults`` is merged key by key with a
+robot's own ``scan`` block; ``scan: false`` gives a robot no laser, ``scan: true`` the default
+one. Obstacle ids and robot names must differ from each other and from ``map`` (collision
+reports use them as names). Whether robots start clear of each other and of the
 obstacles is not checked here (that needs the map): see
 :func:`planning_collision.sim.simulation.layout_problems`.
 """
@@ -36,8 +47,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from planning_collision.common.checks import finite_scalar
+
+if TYPE_CHECKING:
+    from planning_collision.sim.laser import LaserSpec
 
 DRIVES = ("holonomic", "unicycle")
 RESERVED_ID = "map"  # what collision reports call the map's blocked cells
@@ -45,9 +60,12 @@ DEFAULT_TIMEOUT = 120.0
 NAME_PATTERN = re.compile(r"[A-Za-z](?:_?[A-Za-z0-9])*_?")
 
 TOP_KEYS = ("map", "global_frame", "timeout", "noise", "obstacles", "robot_defaults", "robots")
-ROBOT_KEYS = ("name", "start", "goal", "radius", "max_speed", "drive", "orca")
-DEFAULTABLE_KEYS = ("radius", "max_speed", "drive", "orca")
+ROBOT_KEYS = ("name", "start", "goal", "radius", "max_speed", "drive", "orca", "odometry", "scan")
+DEFAULTABLE_KEYS = ("radius", "max_speed", "drive", "orca", "odometry", "scan")
+SCAN_KEYS = ("beams", "range_max", "range_min", "rate_hz", "noise", "angle_min", "angle_max",
+             "offset")
 OBSTACLE_KINDS = ("polygon", "circle", "box")
+_ABSENT = object()  # a robot's key that is not given
 
 
 @dataclass(frozen=True)
@@ -94,6 +112,10 @@ class Robot:
     max_speed: float
     drive: str = "holonomic"
     orca: bool = True
+    #: False: fleet_sim publishes nothing for this agent (seen only through sensors).
+    odometry: bool = True
+    #: The robot's simulated laser, None for none.
+    scan: LaserSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -257,7 +279,11 @@ def _robots(value, defaults) -> tuple[Robot, ...]:
         defaults = {}
     _mapping(defaults, "robot_defaults")
     _known_keys(defaults, DEFAULTABLE_KEYS, "robot_defaults")
-    checked_defaults = {k: _robot_field(k, v, f"robot_defaults.{k}") for k, v in defaults.items()}
+    checked_defaults = {k: _robot_field(k, v, f"robot_defaults.{k}") for k, v in defaults.items()
+                        if k != "scan"}
+    default_scan = defaults.get("scan")
+    if default_scan is not None:
+        _scan(default_scan, "robot_defaults.scan")
     if value is None:
         raise ValueError("robots is missing: a scenario needs at least one robot")
     _list(value, "robots")
@@ -271,11 +297,15 @@ def _robots(value, defaults) -> tuple[Robot, ...]:
         _known_keys(item, ROBOT_KEYS, field)
         fields = dict(checked_defaults)
         for key in ROBOT_KEYS:
-            if key in item:
+            if key in item and key != "scan":
                 fields[key] = _robot_field(key, item[key], f"{field}.{key}")
+        fields["scan"] = _robot_scan(default_scan, item.get("scan", _ABSENT), f"{field}.scan")
         for key in ("name", "start", "goal", "radius", "max_speed"):
             if key not in fields:
                 raise ValueError(f"{field}.{key} is missing")
+        if fields.get("orca", True) and not fields.get("odometry", True):
+            raise ValueError(f"{field}: an ORCA robot needs its odometry (odometry: false is "
+                             f"for agents that only sensors see, with orca: false)")
         if fields["name"] in seen:
             raise ValueError(f"{field}.name '{fields['name']}' is used twice")
         seen.add(fields["name"])
@@ -305,11 +335,58 @@ def _robot_field(key: str, value, field: str):
         if value not in DRIVES:
             raise ValueError(f"{field} must be one of {', '.join(DRIVES)}, got {value!r}")
         return value
-    if key == "orca":
+    if key in ("orca", "odometry"):
         if not isinstance(value, bool):
             raise ValueError(f"{field} must be true or false, got {value!r}")
         return value
     raise AssertionError(key)
+
+
+def _robot_scan(default, own, field: str) -> LaserSpec | None:
+    """A robot's laser: its own ``scan`` block over ``robot_defaults.scan``, key by key;
+    ``false`` or null for none (``_ABSENT``: the robot says nothing, the default holds)."""
+    if own is False or own is None:
+        return None
+    if own is True:
+        own = {}
+    if default is True:
+        default = {}
+    if not isinstance(default, dict):
+        default = None
+    if own is _ABSENT:
+        return None if default is None else _scan(default, field)
+    if not isinstance(own, dict):
+        raise ValueError(f"{field} must be a mapping of laser settings or false, got "
+                         f"{_kind(own)}")
+    return _scan({**(default or {}), **own}, field)
+
+
+def _scan(value, field: str) -> LaserSpec | None:
+    """A laser's settings (:class:`~planning_collision.sim.laser.LaserSpec`), None for false
+    or null."""
+    from planning_collision.sim.laser import LaserSpec
+
+    if value is False or value is None:
+        return None
+    if value is True:
+        value = {}
+    _mapping(value, field)
+    _known_keys(value, SCAN_KEYS, field)
+    fields = {}
+    for key, item in value.items():
+        if key == "offset":
+            _list(item, f"{field}.offset")
+            if len(item) != 3:
+                raise ValueError(f"{field}.offset must be [x, y, yaw], got {item!r}")
+            fields[key] = tuple(_number(v, f"{field}.offset[{k}]") for k, v in enumerate(item))
+        elif key == "beams":
+            fields[key] = int(finite_scalar(item, f"{field}.beams", at_least=1, integer=True))
+        else:
+            fields[key] = _number(item, f"{field}.{key}")
+    try:
+        return LaserSpec(**fields)
+    except ValueError as exc:
+        raise ValueError(f"{field}: {exc}") from exc
 
 
 # ---------------------------------------------------------------------- value checks
