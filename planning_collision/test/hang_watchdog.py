@@ -10,9 +10,12 @@ runs longer than the bound, the watcher
 
 1. runs ``py-spy dump --native --pid`` (requirements/test.txt), which reads every thread's
    Python and native frames from outside;
-2. sends SIGUSR2, on which faulthandler (registered here) prints every thread's Python stack
+2. runs ``gdb -p PID -batch -ex "thread apply all bt"``: the native stack of *every* thread,
+   those without Python too (Fast DDS's event and receive threads, which py-spy does not show),
+   and a native stack at all where py-spy's unwinder fails (``UNW_EINVAL``, the issue #20 hang);
+3. sends SIGUSR2, on which faulthandler (registered here) prints every thread's Python stack
    from a C signal handler, without the GIL (the fallback where py-spy cannot read);
-3. kills the pytest process and the processes it started (SIGKILL), so the run fails at once:
+4. kills the pytest process and the processes it started (SIGKILL), so the run fails at once:
    a plain run ends with status -9 (137 in a shell) after the watcher's message naming the
    test; under xdist the controller reports ``worker 'gwN' crashed while running '<test>'``
    and exits non-zero.
@@ -30,7 +33,7 @@ The watcher ends when pytest ends: pytest stops it at session end, and it also l
 own when its pipe closes or its parent is gone (and the kernel kills it with its parent,
 PR_SET_PDEATHSIG), so it can never outlive the process it watches.
 
-Run as a script, this file is the watcher itself: ``python hang_watchdog.py PID [PY-SPY]``,
+Run as a script, this file is the watcher itself: ``python hang_watchdog.py PID [PY-SPY [GDB]]``,
 fed ``start<TAB>BOUND<TAB>LABEL``, ``end`` and ``stop`` lines on its standard input.
 """
 
@@ -55,8 +58,9 @@ PHASE_BOUND = 120.0
 INNER_GRACE = 30.0
 #: The signal on which the watched process prints its Python stacks (faulthandler).
 DUMP_SIGNAL = signal.SIGUSR2
-#: How long the stack dumps may take before the process is killed anyway.
+#: How long each stack dump (py-spy, gdb) may take before the process is killed anyway.
 PYSPY_TIMEOUT = 60.0
+GDB_TIMEOUT = 90.0
 PR_SET_PDEATHSIG = 1
 PR_SET_PTRACER = 0x59616D61  # Yama: let the watcher (a child) read its parent's stacks
 
@@ -105,7 +109,8 @@ def pytest_report_header(config):
     watcher = getattr(config, "_hang_watcher", None)
     if watcher is not None:
         return (f"hang watchdog: pid {watcher.process.pid}, bound {watcher.bound:g} s per test "
-                f"(py-spy: {watcher.pyspy or 'not installed'})")
+                f"(py-spy: {watcher.pyspy or 'not installed'}; "
+                f"gdb: {watcher.gdb or 'not installed'})")
     return None
 
 
@@ -115,6 +120,7 @@ class _Watcher:
     def __init__(self, config, bound: float):
         self.bound = bound
         self.pyspy = _find_pyspy()
+        self.gdb = shutil.which("gdb")
         capman = config.pluginmanager.getplugin("capturemanager")
         # The real stderr, not pytest's capture file: a dump must reach the log even when the
         # process is killed right after it.
@@ -124,7 +130,7 @@ class _Watcher:
         self._stderr = os.fdopen(self._stderr_fd, "w", closefd=True)
         faulthandler.register(DUMP_SIGNAL, file=self._stderr, all_threads=True, chain=False)
         self.process = subprocess.Popen(
-            [sys.executable, __file__, str(os.getpid()), self.pyspy or ""],
+            [sys.executable, __file__, str(os.getpid()), self.pyspy or "", self.gdb or ""],
             stdin=subprocess.PIPE, stdout=self._stderr_fd, stderr=self._stderr_fd,
             start_new_session=True)  # a Ctrl-C meant for pytest does not end the watcher
         _prctl(PR_SET_PTRACER, self.process.pid)
@@ -247,7 +253,7 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _hang(pid: int, label: str, ran: float, bound: float, pyspy: str) -> None:
+def _hang(pid: int, label: str, ran: float, bound: float, pyspy: str, gdb: str = "") -> None:
     _say(f"{label!r} has run for {ran:.0f} s (bound {bound:g} s) in pytest process {pid}; "
          f"dumping every thread's stack, then killing the process")
     if pyspy:  # first: it reads the process as it is (a signal could end a system call)
@@ -259,7 +265,10 @@ def _hang(pid: int, label: str, ran: float, bound: float, pyspy: str) -> None:
         except (OSError, subprocess.TimeoutExpired) as exc:
             _say(f"py-spy failed: {exc}")
     else:
-        _say("py-spy is not installed (requirements/test.txt): no native stacks")
+        _say("py-spy is not installed (requirements/test.txt): no Python frames from outside")
+    # Second, and always: py-spy shows threads that run Python only, and its unwinder can fail
+    # on every thread (UNW_EINVAL, the issue #20 hang); gdb reads every thread's native frames.
+    gdb_dump(pid, gdb)
     _say("--- faulthandler: Python stacks, printed by the process without the GIL ---")
     with contextlib.suppress(OSError):
         os.kill(pid, DUMP_SIGNAL)
@@ -274,7 +283,23 @@ def _hang(pid: int, label: str, ran: float, bound: float, pyspy: str) -> None:
             os.kill(target, signal.SIGKILL)
 
 
-def watch(pid: int, pyspy: str) -> None:
+def gdb_dump(pid: int, gdb: str, timeout: float = GDB_TIMEOUT) -> None:
+    """Print every thread's native stack of process ``pid`` with gdb (attach, backtrace,
+    detach: the process goes on as it was)."""
+    if not gdb:
+        _say("gdb is not installed: no native stacks of the threads without Python")
+        return
+    _say(f"--- gdb -p {pid} -batch -ex 'thread apply all bt' ---")
+    try:
+        subprocess.run([gdb, "-p", str(pid), "-batch", "-nx", "-ex", "set pagination off",
+                        "-ex", "thread apply all bt"],
+                       stdin=subprocess.DEVNULL, stdout=sys.stderr, stderr=sys.stderr,
+                       timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        _say(f"gdb failed: {exc}")
+
+
+def watch(pid: int, pyspy: str = "", gdb: str = "") -> None:
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != pid:  # the parent died before prctl took effect
         return
@@ -301,9 +326,9 @@ def watch(pid: int, pyspy: str) -> None:
         if os.getppid() != pid:
             return
         if label is not None and time.monotonic() - started > bound:
-            _hang(pid, label, time.monotonic() - started, bound, pyspy)
+            _hang(pid, label, time.monotonic() - started, bound, pyspy, gdb)
             return
 
 
 if __name__ == "__main__":
-    watch(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "")
+    watch(int(sys.argv[1]), *sys.argv[2:4])

@@ -4,6 +4,7 @@ run fails at once, with and without xdist; the watcher never outlives pytest."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -54,6 +55,12 @@ def assert_dumped(output: str) -> None:
     assert "py-spy dump --native --pid" in output, output
     assert "pthread_mutex_lock" in output, output  # native frame
     assert "test_hang (test_hang.py:" in output, output  # Python frame, as py-spy shows it
+    # gdb's native stacks of every thread, whatever py-spy managed
+    if shutil.which("gdb"):
+        gdb = output.split("--- gdb -p ")[1].split("--- faulthandler")[0]
+        assert "pthread_mutex_lock" in gdb, output
+    else:
+        assert "hang watchdog: gdb is not installed" in output, output
     # faulthandler's dump, written by the hung process itself without the GIL
     assert 'test_hang.py", line ' in output and " in test_hang" in output, output
     assert "hang watchdog: killing pytest process" in output, output
@@ -140,3 +147,44 @@ def test_a_test_with_a_longer_timeout_of_its_own_gets_it(tmp_path):
     assert "test_hang.py::test_marked PASSED" in output, output
     assert "hang watchdog: 'test_hang.py::test_unmarked' has run for" in output, output
     assert code == -signal.SIGKILL, output
+
+
+VICTIM = '''
+import ctypes, faulthandler, signal
+faulthandler.register(signal.SIGUSR2, all_threads=True)  # as the plugin does in pytest
+print("locked", flush=True)
+libc = ctypes.PyDLL(None)  # the GIL held through the call, as in the issue #20 hang
+mutex = ctypes.create_string_buffer(64)
+libc.pthread_mutex_lock(mutex)
+libc.pthread_mutex_lock(mutex)
+'''
+
+
+def test_without_py_spy_gdb_still_dumps_every_threads_native_frames(capfd):
+    """py-spy failed on the issue #20 hang (UNW_EINVAL on every thread), leaving no native
+    frame; gdb reads them anyway. Here py-spy is missing altogether (its path empty): the
+    dump still holds the hung thread's native frames, from gdb, then the process is killed."""
+    import hang_watchdog
+
+    gdb = shutil.which("gdb")
+    if gdb is None:  # the watcher says so, and goes on
+        hang_watchdog.gdb_dump(os.getpid(), "")
+        assert "hang watchdog: gdb is not installed" in capfd.readouterr().err
+        return
+    victim = subprocess.Popen([sys.executable, "-c", VICTIM], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert victim.stdout.readline().strip() == "locked"
+        time.sleep(0.2)  # into the second lock
+        hang_watchdog._hang(victim.pid, "victim", 3.0, 3.0, pyspy="", gdb=gdb)
+        assert victim.wait(10) == -signal.SIGKILL
+    finally:
+        victim.kill()
+        victim.wait(10)
+        victim.stdout.close()
+    output = capfd.readouterr().err
+    assert "py-spy is not installed" in output, output
+    dump = output.split(f"--- gdb -p {victim.pid} ")[1].split("--- faulthandler")[0]
+    assert "pthread_mutex_lock" in dump, output  # the hung thread's native frame
+    assert "Thread 1 " in dump, output
+    assert "hang watchdog: killing pytest process" in output, output
