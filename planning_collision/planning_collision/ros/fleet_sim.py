@@ -8,7 +8,9 @@ parameters and their bounds are in :mod:`.fleet_sim_parameters`, what the robots
 :mod:`.fleet_sim_sensors`, the markers in :mod:`.fleet_sim_markers`. Every robot of the
 scenario gets a namespace of its own name; ORCA robots follow ``<name>/cmd_vel`` (body frame,
 geometry_msgs/TwistStamped or Twist); every robot, people included, publishes
-``<name>/odom`` (nav_msgs/Odometry, twist in the body frame as REP-105 asks) at ``rate_hz``.
+``<name>/odom`` (nav_msgs/Odometry, twist in the body frame as REP-105 asks) at ``rate_hz``,
+except the agents with ``odometry: false``, which publish nothing; a robot with a ``scan``
+block publishes its simulated laser on ``<name>/scan`` (:mod:`.fleet_sim_scans`).
 Non-ORCA agents (people) walk straight to their goals by themselves.
 
 Each step the referee checks robot against robot, against the scenario's obstacles (exact,
@@ -54,6 +56,7 @@ from planning_collision.sim.simulation import FleetSimulation, layout_problems
 from .diagnostics import entry
 from .fleet_sim_markers import FleetMarkers
 from .fleet_sim_parameters import PARAMETERS, check_parameters
+from .fleet_sim_scans import SimulatedScans
 from .fleet_sim_sensors import SimulatedSensors
 from .parameters import declare
 from .run import run_node
@@ -82,6 +85,7 @@ class FleetSim(Node):
         self._start_requested = False
         self._group = MutuallyExclusiveCallbackGroup()
         self.sensors: SimulatedSensors | None = None
+        self.scans: SimulatedScans | None = None
         self.markers: FleetMarkers | None = None
         if self.sim is not None:
             self._connect(p)
@@ -135,6 +139,7 @@ class FleetSim(Node):
             self, self.sim, frames, not p.odom_frames_at_start,
             [r.name for r in self.scenario.robots if r.orca], p,
             np.random.default_rng(p.noise_seed))
+        self.scans = SimulatedScans(self, self.sim, np.random.default_rng(p.noise_seed + 2))
         self.create_timer(1.0 / p.rate_hz, self._step, callback_group=self._group)
         if p.publish_markers:
             self.markers = FleetMarkers(self.sim, self.scenario.global_frame, p.goal_tolerance)
@@ -224,7 +229,9 @@ class FleetSim(Node):
                 if due <= 0:
                     return
                 self._advance(due)
-            self.sensors.publish(self._now())
+            now = self._now()
+            self.sensors.publish(now)
+            self.scans.publish(now)
         except Exception as exc:
             self.get_logger().error(f"step failed: {exc}\n{traceback.format_exc()}",
                                     throttle_duration_sec=5.0)

@@ -72,8 +72,9 @@ class SimulatedSensors:
                 covariance[35] = noise.yaw ** 2
                 msg.pose.covariance = covariance
             self._odom_msgs.append(msg)
+            visible = sim.scenario.robot(name).odometry  # false: publishes nothing (#25)
             self._odom_pubs.append(node.create_publisher(Odometry, f"{name}/{params.odom_topic}",
-                                                         10))
+                                                         10) if visible else None)
         self.localizer = None
         if params.localization_rate_hz > 0.0:
             self.localizer = SimulatedLocalizer(
@@ -114,6 +115,8 @@ class SimulatedSensors:
         xs, ys, qz, qw = poses
         for i, (publisher, msg) in enumerate(zip(self._odom_pubs, self._odom_msgs,
                                                  strict=True)):
+            if publisher is None:
+                continue
             msg.header.stamp = stamp
             position, orientation = msg.pose.pose.position, msg.pose.pose.orientation
             position.x, position.y = xs[i], ys[i]
