@@ -55,6 +55,7 @@ from planning_collision import orca
 from planning_collision.common import se2
 from planning_collision.common.checks import finite_scalar
 from planning_collision.orca import DiffDriveLimits
+from planning_collision.orca.heading_guard import guarded_forward_speeds
 from planning_collision.orca.validation import MAX_MAGNITUDE
 
 from .localization import ODOM_ORIGIN, POSE_TOPIC, MapFromOdom
@@ -479,6 +480,7 @@ class FleetController:
         problem = self._problem(place, activity, preferred)
         result = self._solve(place, problem, obstacles, want_lines)
         told = self._commands(place, activity.active, preferred, problem, result)
+        told = self._guard_walls(place, activity.active, told, obstacles)
         lines = None
         if want_lines and result is not None and result.lines is not None:
             lines = half_planes(result, problem.rows, problem.row_of, activity.active,
@@ -656,6 +658,20 @@ class FleetController:
                 v, w = orca.unicycle_commands(chosen[driven], headings[driven], limits)
                 commands[driven, 0], commands[driven, 1], commands[driven, 2] = v, 0.0, w
         return commands
+
+    def _guard_walls(self, place: _Placement, active: np.ndarray, told: _Commands,
+                     obstacles) -> _Commands:
+        """The differential drives' forward speeds held so that their real motion, along
+        their heading, keeps radius + safety_margin off every obstacle edge
+        (:func:`~planning_collision.orca.heading_guard.guarded_forward_speeds`; issue #22)."""
+        driven = np.flatnonzero(active & self.unicycle[:self.controlled])
+        if obstacles is None or not driven.size:
+            return told
+        commands = told.commands.copy()
+        commands[driven, 0] = guarded_forward_speeds(
+            place.positions[driven], place.headings[driven], commands[driven, 0], obstacles,
+            self.radius[driven] + self.settings.safety_margin, self.settings.time_horizon_obst)
+        return told._replace(commands=commands)
 
     def _events(self, place: _Placement, reasons: list[str]) -> list[str]:
         """What changed since the previous step, for the log (and the waiting warnings)."""
