@@ -57,13 +57,34 @@ def test_the_descriptor_holds_an_inclusive_range_and_no_range_for_an_exclusive_b
     assert not rate.floating_point_range and rate.additional_constraints == "finite and > 0"
 
 
+@pytest.fixture(scope="module")
+def shared_context():
+    """One rclpy context, and so one DDS participant, for the whole module: its anchor node
+    keeps the participant alive between the tests. A context per test made a participant
+    per test (20 here, created and deleted within milliseconds), and one of those deletions,
+    in a test's ``destroy_node``, hung a fresh-clone CI run with the GIL held (issue #20). Now
+    a test's ``destroy_node`` only removes a node from a participant that lives on."""
+    from rclpy.context import Context
+
+    context = Context()
+    rclpy.init(context=context)
+    anchor = rclpy.create_node("bounds_test_anchor", context=context,
+                               start_parameter_services=False, enable_rosout=False)
+    try:
+        yield context
+    finally:
+        anchor.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
 @pytest.fixture
-def make_node(ros_context):
+def make_node(shared_context):
     made = []
 
     def make(overrides: dict):
         node = rclpy.create_node(
-            "bounds_test", context=ros_context, start_parameter_services=False,
+            "bounds_test", context=shared_context, start_parameter_services=False,
+            enable_rosout=False,
             parameter_overrides=[Parameter(k, value=v) for k, v in overrides.items()])
         made.append(node)
         return node
