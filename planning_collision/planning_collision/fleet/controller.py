@@ -428,6 +428,19 @@ class FleetController:
         self._agents[i].localization.add_transform(stamp, pose, static)
         return True
 
+    def pose_at(self, i: int, t: float) -> tuple[float, float, float] | None:
+        """Agent ``i``'s (x, y, yaw) in the global frame at time ``t`` (a sensor's stamp): its
+        latest odometry moved by its twist from the odometry's time to ``t``, placed by its
+        localization. None when it is not placed, or ``t`` lies more than odom_timeout from
+        its latest odometry."""
+        agent = self._agents[i]
+        dt = t - agent.odom_time
+        if agent.odom is None or abs(dt) > self.settings.odom_timeout:
+            return None
+        x, y, yaw, vx, vy, wz = agent.odom
+        gx, gy = se2.rotate(vx, vy, yaw)
+        return agent.localization.map_pose((x + gx * dt, y + gy * dt, yaw + wz * dt))
+
     def _pose(self, i, what, x, y, qx, qy, qz, qw):
         name = self.names[i]
         yaw = se2.quaternion_yaw(qx, qy, qz, qw)
@@ -471,14 +484,18 @@ class FleetController:
         return True
 
     # ------------------------------------------------------------------ the step
-    def step(self, now: float, obstacles=None, want_lines: bool = False) -> FleetStep:
+    def step(self, now: float, obstacles=None, want_lines: bool = False,
+             discs=None) -> FleetStep:
         """One control step at time ``now`` (the samples' clock) against ``obstacles`` (an
-        ORCA obstacle set or None); ``want_lines``: report the half-planes (:class:`StepLines`)."""
+        ORCA obstacle set or None); ``want_lines``: report the half-planes (:class:`StepLines`).
+        ``discs``: things only sensors see (``positions`` (d, 2), ``velocities`` (d, 2) and
+        ``radii`` (d,) at ``now``, e.g. tracked people), avoided as observed agents are, with
+        full responsibility; they are not agents (no index, nothing reported)."""
         place = self._place(now)
         activity = self._activity(now, place)
         preferred = self._preferred(place, activity.active)
         problem = self._problem(place, activity, preferred)
-        result = self._solve(place, problem, obstacles, want_lines)
+        result = self._solve(place, problem, obstacles, want_lines, discs)
         told = self._commands(place, activity.active, preferred, problem, result)
         told = self._guard_walls(place, activity.active, told, obstacles)
         lines = None
@@ -594,25 +611,40 @@ class FleetController:
                                        np.int64))
 
     def _solve(self, place: _Placement, problem: _Problem, obstacles,
-               want_lines: bool) -> orca.VelocityResult | None:
-        """ORCA over the problem's rows (None when nobody is in it)."""
+               want_lines: bool, discs=None) -> orca.VelocityResult | None:
+        """ORCA over the problem's rows (None when nobody is in it), then the ``discs`` as
+        rows of their own (non-reactive, no lines: the result's rows past the problem's)."""
         s, rows = self.settings, problem.rows
         if not rows.size:
             return None
+        lines = (orca.diff_drive_constraints(place.headings[rows], problem.constrained)
+                 if problem.constraint_counts.any() else None)
+        d = 0 if discs is None else len(discs.radii)
+
+        def plus(values, extra):  # the problem's rows, then the discs'
+            return np.concatenate((values, extra)) if d else values
+
+        if d:
+            speeds = np.hypot(discs.velocities[:, 0], discs.velocities[:, 1])
+            if lines is not None:
+                lines = lines._replace(offsets=plus(lines.offsets,
+                                                    np.full(d, lines.offsets[-1])))
         result = orca.compute_velocities(
-            place.positions[rows], problem.velocities[rows], problem.preferred[rows],
-            time_step=s.time_step, radius=place.radii[rows], max_speed=self.max_speed[rows],
+            plus(place.positions[rows], discs.positions if d else None),
+            plus(problem.velocities[rows], discs.velocities if d else None),
+            plus(problem.preferred[rows], discs.velocities if d else None),
+            time_step=s.time_step, radius=plus(place.radii[rows], discs.radii if d else None),
+            max_speed=plus(self.max_speed[rows], np.maximum(speeds, 1e-3) if d else None),
             neighbor_dist=s.neighbor_dist,
-            max_neighbors=np.where(problem.reactive[rows], s.max_neighbors, 0),
+            max_neighbors=plus(np.where(problem.reactive[rows], s.max_neighbors, 0),
+                               np.zeros(d, np.int64)),
             time_horizon=s.time_horizon, time_horizon_obst=s.time_horizon_obst,
-            responsibility=problem.responsibility[rows], reactive=problem.reactive[rows],
+            responsibility=plus(problem.responsibility[rows], np.ones(d)),
+            reactive=plus(problem.reactive[rows], np.zeros(d, dtype=bool)),
             obstacles=obstacles, symmetry_breaking=s.symmetry_breaking,
             seed=self.steps, side_preference=s.side_preference,
             keep_apart=s.keep_apart, keep_apart_margin=s.keep_apart_margin,
-            constraint_lines=(orca.diff_drive_constraints(place.headings[rows],
-                                                          problem.constrained)
-                              if problem.constraint_counts.any() else None),
-            return_lines=want_lines)
+            constraint_lines=lines, return_lines=want_lines)
         if result.speed_clamped.any():  # never seen: it would be a bug
             clamped = [self.names[rows[j]] for j in np.flatnonzero(result.speed_clamped)]
             self.warn("speed-clamped", f"ORCA's last check clamped the velocity of "
@@ -810,7 +842,7 @@ def half_planes(result: orca.VelocityResult, rows: np.ndarray, row_of: np.ndarra
     commanded = np.flatnonzero(active)  # active agents are in the problem
     hard = result.num_obstacle_lines  # the obstacle lines come first
     lines = result.lines
-    per_row = np.diff(lines.offsets)
+    per_row = np.diff(lines.offsets)[:rows.size]  # rows past them (discs) have no lines
     owner = np.repeat(np.arange(rows.size), per_row)
     position = np.arange(owner.size) - lines.offsets[owner]  # index within its row
     shown_rows = np.zeros(rows.size, dtype=bool)
