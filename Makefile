@@ -6,6 +6,7 @@
 #   make test-jazzy  set up .venv-jazzy (Ubuntu 24.04 + ROS 2 Jazzy), then run its selection
 #                    (the README's third command; CI runs `make test` then this)
 #   make bench       set up (plus benchmark peers), then run every benchmark in bench/
+#   make docs        rewrite the parameter tables in doc/nodes/ from the code
 #   make colcon      build both packages with colcon into build/colcon-ws (the ROS-workspace route;
 #                    make colcon-jazzy: the same against the Jazzy wheels, into build/colcon-jazzy)
 #
@@ -37,7 +38,7 @@ TF2_MSGS_SOURCES := $(wildcard vendor/tf2_msgs/msg/*.msg) vendor/tf2_msgs/CMakeL
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export ROS_DOMAIN_ID := $(shell echo $$((1 + RANDOM % 100)))
 
-.PHONY: setup test lint demo bench colcon clean check-python setup-jazzy test-jazzy colcon-jazzy
+.PHONY: setup test lint demo bench colcon clean check-python setup-jazzy test-jazzy colcon-jazzy docs
 
 setup: check-python $(VENV)/.stamp-kernels
 
@@ -117,6 +118,11 @@ test: setup
 
 lint: setup
 	$(VENV)/bin/ruff check .
+
+# The parameter tables of doc/nodes/*.md, rewritten from each node's PARAMETERS (a test fails
+# when a page and the code differ).
+docs: setup
+	$(PY) tools/parameter_pages.py
 
 demo: setup
 	$(PY) -m planning_collision.demo
