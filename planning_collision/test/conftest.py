@@ -34,6 +34,19 @@ DOMAIN_ID = processes.pick_domain_id()
 processes.apply_network_rule(DOMAIN_ID)
 
 
+@pytest.hookimpl(tryfirst=True)  # before test/ros/conftest.py's, which may end the process
+def pytest_sessionfinish(session, exitstatus):
+    """Remove the Fast DDS shared-memory segments that the session's node processes mapped and
+    that no live process owns any more (a node SIGKILLed by a test, or by a stop that had to
+    kill): each is 0.5 MB of /dev/shm that nothing else ever removes. RosProcess removes them
+    itself when it sees its process end; this catches those whose owner still held the lock
+    then. Segments of other runs are never touched (processes.SEEN_SEGMENTS)."""
+    removed = processes.remove_dead_segments(processes.SEEN_SEGMENTS)
+    if removed:
+        print(f"\nremoved {len(removed)} Fast DDS shared-memory segments left by dead "
+              f"processes of this session", file=sys.stderr, flush=True)
+
+
 @pytest.fixture(scope="session")
 def domain_id() -> int:
     return DOMAIN_ID

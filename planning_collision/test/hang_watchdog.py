@@ -278,9 +278,37 @@ def _hang(pid: int, label: str, ran: float, bound: float, pyspy: str, gdb: str =
     # Said before the kill: the watcher dies with the process it watches (PR_SET_PDEATHSIG).
     _say(f"killing pytest process {pid} (and {len(below)} processes it started): "
          f"{label} hung")
-    for target in [*below, pid]:
+    segments = _segments_of(below)
+    for target in below:
         with contextlib.suppress(OSError):
             os.kill(target, signal.SIGKILL)
+    _remove_dead_segments(segments)  # before the last kill: this process dies with that one
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _segments_of(pids: list[int]) -> set[str]:
+    """The Fast DDS shared-memory segments that processes ``pids`` map (processes.py)."""
+    try:
+        from planning_collision.ros import processes
+    except ImportError:
+        return set()
+    return set().union(*(processes.segments_of(pid) for pid in pids))
+
+
+def _remove_dead_segments(segments: set[str], wait: float = 2.0) -> None:
+    """Remove the segments of the killed processes once their owners are gone (SIGKILLed, they
+    cannot remove them themselves: each would stay in /dev/shm for good)."""
+    if not segments:
+        return
+    from planning_collision.ros import processes
+
+    deadline = time.monotonic() + wait
+    while (any(processes.segment_owned(name) for name in segments)
+           and time.monotonic() < deadline):
+        time.sleep(0.05)
+    removed = processes.remove_dead_segments(segments)
+    _say(f"removed {len(removed)} Fast DDS shared-memory segments of the killed processes")
 
 
 def gdb_dump(pid: int, gdb: str, timeout: float = GDB_TIMEOUT) -> None:

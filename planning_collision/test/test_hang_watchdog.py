@@ -188,3 +188,43 @@ def test_without_py_spy_gdb_still_dumps_every_threads_native_frames(capfd):
     assert "pthread_mutex_lock" in dump, output  # the hung thread's native frame
     assert "Thread 1 " in dump, output
     assert "hang watchdog: killing pytest process" in output, output
+
+
+NODE_PARENT = '''
+import ctypes, faulthandler, signal, subprocess, sys
+faulthandler.register(signal.SIGUSR2, all_threads=True)
+node = subprocess.Popen([sys.executable, "-c", "import rclpy, time; rclpy.init(); "
+                         "n = rclpy.create_node('under_a_hung_test'); print('up', flush=True); "
+                         "time.sleep(120)"], stdout=subprocess.PIPE, text=True)
+node.stdout.readline()
+print(node.pid, flush=True)
+libc = ctypes.PyDLL(None)
+mutex = ctypes.create_string_buffer(64)
+libc.pthread_mutex_lock(mutex)
+libc.pthread_mutex_lock(mutex)
+'''
+
+
+def test_the_shared_memory_of_the_processes_it_kills_is_removed(capfd, domain_id):
+    """The node processes of a hung test die by SIGKILL with it, so their Fast DDS segments
+    (/dev/shm/fastdds_*) would stay behind for good: the watcher removes them."""
+    import hang_watchdog
+
+    from planning_collision.ros import processes
+
+    parent = subprocess.Popen([sys.executable, "-c", NODE_PARENT], stdout=subprocess.PIPE,
+                              text=True, env=processes.ros_environment(domain_id))
+    try:
+        node = int(parent.stdout.readline())
+        segments = processes.segments_of(node)
+        assert segments and all(processes.segment_owned(name) for name in segments)
+        hang_watchdog._hang(parent.pid, "parent", 3.0, 3.0, pyspy="", gdb="")
+        assert parent.wait(10) == -signal.SIGKILL
+    finally:
+        parent.kill()
+        parent.wait(10)
+        parent.stdout.close()
+    assert not any((processes.SHM_DIRECTORY / name).exists() for name in segments)
+    output = capfd.readouterr().err
+    assert "(and 1 processes it started)" in output, output
+    assert f"removed {len(segments)} Fast DDS shared-memory segments" in output, output

@@ -9,9 +9,11 @@ it starts: ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` (DDS traffic stays on loo
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -93,6 +95,95 @@ def fastdds_2_installed() -> bool:
                for prefix in prefixes if prefix)
 
 
+# --- Fast DDS shared-memory segments left by dead processes -------------------------------
+#
+# rmw_fastrtps gives every participant a shared-memory transport under
+# ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, whatever the profile says (doc/dds.md); even unused,
+# it creates a segment /dev/shm/fastdds_<16 hex digits> (about 0.5 MB) and a lock file beside
+# it, ``<segment>_el``, which the owner holds locked (flock) for as long as it lives. A process
+# that ends cleanly removes both; one that is SIGKILLed (a test's victim, a stop that had to
+# kill, the hang watchdog) leaves them in /dev/shm for good: thousands per day on a test
+# machine. A segment whose lock file nobody holds has no owner left and can go.
+
+SHM_DIRECTORY = Path("/dev/shm")
+_SEGMENT_NAME = re.compile(r"fastdds_[0-9a-f]{16}")
+#: Every segment seen mapped by a process started here (RosProcess), for a last sweep.
+SEEN_SEGMENTS: set[str] = set()
+#: How often a RosProcess's segments are looked up while it runs: every SEGMENT_LOOK_FIRST
+#: seconds until it maps one, then every SEGMENT_LOOK_LATER (a node makes its participant
+#: early on; a second context is rare).
+SEGMENT_LOOK_FIRST = 0.2
+SEGMENT_LOOK_LATER = 5.0
+
+
+def fastdds_segments(directory: Path = SHM_DIRECTORY) -> set[str]:
+    """The names of the Fast DDS data segments in ``directory`` (not their lock files)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:  # no /dev/shm (not Linux): nothing to look after
+        return set()
+    return {name for name in names if _SEGMENT_NAME.fullmatch(name)}
+
+
+def segments_of(pid: int) -> set[str]:
+    """The Fast DDS data segments process ``pid`` maps (none if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "/fastdds_" in line}
+    except OSError:
+        return set()
+    return {Path(path).name for path in paths if _SEGMENT_NAME.fullmatch(Path(path).name)}
+
+
+def segment_owned(name: str, directory: Path = SHM_DIRECTORY) -> bool:
+    """Whether a live process holds segment ``name``'s lock file (a missing lock file: no)."""
+    try:
+        fd = os.open(directory / f"{name}_el", os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing lets go of the lock, if this took it
+    return False
+
+
+def remove_dead_segments(names: Iterable[str], directory: Path = SHM_DIRECTORY) -> list[str]:
+    """Remove each of the segments ``names`` (and its lock file) that no live process owns;
+    returns the names of those it found and removed. Only names of Fast DDS data segments are
+    considered."""
+    removed = []
+    for name in sorted(set(names)):
+        if not _SEGMENT_NAME.fullmatch(name) or segment_owned(name, directory):
+            continue
+        found = False
+        for path in (directory / name, directory / f"{name}_el"):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                found = True
+        if found:
+            removed.append(name)
+    return removed
+
+
+def _process_group(pgid: int) -> list[int]:
+    """The live processes of process group ``pgid`` (from /proc)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid):
+            members.append(int(entry))
+    return members
+
+
 def apply_network_rule(domain_id: int) -> None:
     """Apply :func:`ros_environment` to this process (call before ``rclpy.init``)."""
     os.environ.update(ros_environment(domain_id))
@@ -166,6 +257,27 @@ class RosProcess:
         )
         self._reader = threading.Thread(target=self._pump, name=f"{name}-output", daemon=True)
         self._reader.start()
+        self.segments: set[str] = set()  # Fast DDS segments its process group mapped
+        self._segment_watch = threading.Thread(target=self._watch_segments,
+                                               name=f"{name}-segments", daemon=True)
+        self._segment_watch.start()
+
+    def _note_segments(self, group: bool = False) -> None:
+        pids = _process_group(self._process.pid) if group else [self._process.pid]
+        for pid in pids:
+            self.segments |= segments_of(pid)
+        SEEN_SEGMENTS.update(self.segments)
+
+    def _watch_segments(self) -> None:
+        """Note the Fast DDS segments the process maps while it runs; once it has ended, remove
+        those no one owns (it was killed, or it crashed: nothing else ever removes them)."""
+        while True:
+            try:
+                self._process.wait(SEGMENT_LOOK_LATER if self.segments else SEGMENT_LOOK_FIRST)
+                break
+            except subprocess.TimeoutExpired:
+                self._note_segments()
+        remove_dead_segments(self.segments)
 
     def _pump(self) -> None:
         assert self._process.stdout is not None
@@ -217,8 +329,12 @@ class RosProcess:
             except subprocess.TimeoutExpired:
                 continue
         if self.running():
+            # Killed, its DDS participant cannot remove its shared-memory segment: note what
+            # its process group maps, and remove what no one owns once they are gone.
+            self._note_segments(group=True)
             os.killpg(self._process.pid, signal.SIGKILL)
             self._process.wait()
+            remove_dead_segments(self.segments)
         self._reader.join(timeout=2.0)
         return self._process.returncode
 
