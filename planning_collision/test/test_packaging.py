@@ -29,7 +29,7 @@ ROSDEP_KEYS = {
     "std_msgs": "std_msgs", "std_srvs": "std_srvs", "geometry_msgs": "geometry_msgs",
     "nav_msgs": "nav_msgs",
     "visualization_msgs": "visualization_msgs", "diagnostic_msgs": "diagnostic_msgs",
-    "tf2_msgs": "tf2_msgs", "lifecycle_msgs": "lifecycle_msgs",
+    "tf2_msgs": "tf2_msgs", "lifecycle_msgs": "lifecycle_msgs", "sensor_msgs": "sensor_msgs",
     "planning_collision_interfaces": "planning_collision_interfaces",
     "ament_index_python": "ament_index_python", "launch": "launch", "launch_ros": "launch_ros",
     "numpy": "python3-numpy", "numba": "python3-numba", "yaml": "python3-yaml",
