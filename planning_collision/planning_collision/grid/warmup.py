@@ -18,6 +18,7 @@ from .contours import occupied_polygons
 from .footprint import footprint_cells, footprint_collides
 from .gridmap import GridMap
 from .line_of_sight import line_of_sight, line_of_sight_batch, traversed_cells
+from .sensor_layer import SensorLayer
 from .validation import MODES
 
 
@@ -38,5 +39,8 @@ def warmup() -> float:
     footprint_collides(grid, box, poses)
     footprint_cells(grid, box, poses[0])
     occupied_polygons(grid, 0.1)
+    sensors = SensorLayer(2.0, 2.0, 0.5)
+    sensors.add_rays((0.1, 0.1), [[1.7, 1.2]], [True], 0.0)
+    sensors.add_points([[0.6, 0.6]], 0.0)
     start_helpers()  # the threads that large batches share their rows with
     return time.perf_counter() - t0
