@@ -129,7 +129,7 @@ def large_requests(rng, batch, path_client):
     rays = CheckLinesOfSight.Request()
     rays.start_x, rays.start_y = array("d", starts[:, 0]), array("d", starts[:, 1])
     rays.goal_x, rays.goal_y = array("d", goals[:, 0]), array("d", goals[:, 1])
-    path = CheckPath.Request(max_lookahead=0.0, stop_at_first_collision=False, layers=1)
+    path = CheckPath.Request(stop_at_first_collision=False, layers=1)
     path.path.header.frame_id = "map"
     xy = np.column_stack([np.linspace(1, 49, n), np.full(n, 25.0)])
     for x, y in xy.tolist():

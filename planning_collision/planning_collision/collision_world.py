@@ -29,8 +29,10 @@ import numpy as np
 
 from planning_collision import geometry, grid
 from planning_collision.common import se2
-from planning_collision.geometry import ConvexShape, ObstacleSet
+from planning_collision.geometry import ConvexShape, ObstacleSet, decompose
+from planning_collision.geometry.outline import outline
 from planning_collision.geometry.raycast import cast_segments
+from planning_collision.geometry.shapes import check_convex_polygon
 from planning_collision.geometry.tolerances import MAX_COORD
 
 LAYER_GRID = 1
@@ -48,7 +50,52 @@ Namer = Callable[[int], str]  # entry i -> the request field it came from
 
 
 class QueryError(ValueError):
-    """A query the world cannot answer; the text names the request field."""
+    """A query the world cannot answer; the text names the request field. ``reason`` says
+    why in one word, the name of the services' error code (BAD_REQUEST, NO_MAP, TOO_LARGE,
+    OUT_OF_RANGE, ...)."""
+
+    def __init__(self, message: str, reason: str = "BAD_REQUEST"):
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """A robot's footprint in its own frame as convex parts: one part for a convex shape,
+    several for a concave polygon (:func:`~planning_collision.geometry.decompose`); their
+    union is the footprint. ``ring`` is its outline (for drawing)."""
+
+    parts: tuple[ConvexShape, ...]
+    ring: np.ndarray
+
+    @classmethod
+    def of(cls, shape: ConvexShape) -> Footprint:
+        return cls((shape,), outline(shape))
+
+    @classmethod
+    def from_points(cls, points: np.ndarray, padding: float = 0.0) -> Footprint:
+        """The footprint of Nav2's point list (robot frame): 1 point a disc of ``padding``
+        (a point when 0), 2 a capsule, 3 or more a polygon, convex or not (a simple
+        polygon: its convex parts). Every part is rounded by ``padding``, so the union is
+        the polygon grown by exactly ``padding``. ValueError for a polygon that cannot be
+        split (self-intersecting, zero area)."""
+        points = np.asarray(points, dtype=np.float64)
+        if len(points) < 3:
+            return cls.of(ConvexShape(points, padding))
+        try:
+            check_convex_polygon(points, "points")
+            parts = [ConvexShape.polygon(points)]
+        except ValueError:
+            parts = decompose(points)
+        rounded = tuple(ConvexShape(p.points, p.radius + padding) for p in parts)
+        if len(rounded) == 1:
+            return cls.of(rounded[0])
+        ring = points if padding == 0.0 else outline(ConvexShape(points, padding))
+        return cls(rounded, np.asarray(ring, dtype=np.float64))
+
+
+def footprint_parts(footprint: ConvexShape | Footprint) -> tuple[ConvexShape, ...]:
+    return (footprint,) if isinstance(footprint, ConvexShape) else footprint.parts
 
 
 @dataclass(frozen=True)
@@ -110,7 +157,8 @@ def check_in_range(xy: np.ndarray, name: Namer) -> None:
     """Coordinates (N, 2) within MAX_QUERY_COORD; QueryError naming the first one beyond."""
     i = _first(~(np.abs(xy) <= MAX_QUERY_COORD).all(axis=1))
     if i is not None:
-        raise QueryError(f"{name(i)} has a coordinate beyond +-{MAX_QUERY_COORD:g} m")
+        raise QueryError(f"{name(i)} has a coordinate beyond +-{MAX_QUERY_COORD:g} m",
+                         "OUT_OF_RANGE")
 
 
 @dataclass(frozen=True)
@@ -129,12 +177,12 @@ class World:
         """The layers a request asks for (``layers`` 0: ``default``); QueryError when the
         grid is asked for and there is no map (``missing_map`` says why)."""
         if not 0 <= layers <= LAYERS_ALL:
-            raise QueryError(f"layers is {layers}; use LAYER_GRID (1), LAYER_OBSTACLES (2), "
-                             f"LAYERS_ALL (3) or LAYERS_DEFAULT (0)")
+            raise QueryError(f"layers is {layers}; use LAYER_GRID (1), LAYER_OBSTACLES (2) "
+                             f"or LAYERS_ALL (3)")
         layers = layers or default
         gmap = self.grid if layers & LAYER_GRID else None
         if layers & LAYER_GRID and gmap is None:
-            raise QueryError(missing_map)
+            raise QueryError(missing_map, "NO_MAP")
         obstacles = self.obstacles if (layers & LAYER_OBSTACLES and self.obstacles is not None
                                        and len(self.obstacles.parts)) else None
         return dataclasses.replace(self, grid=gmap, obstacles=obstacles)
@@ -151,20 +199,23 @@ class World:
         i = _first(~(far / self.grid.resolution <= grid.MAX_CELL_COORD))
         if i is not None:
             raise QueryError(f"{name(i)} lies {float(far[i]):.4g} m from the map's origin, more "
-                             f"than {grid.MAX_CELL_COORD} cells of {self.grid.resolution:g} m")
+                             f"than {grid.MAX_CELL_COORD} cells of {self.grid.resolution:g} m",
+                             "OUT_OF_RANGE")
 
-    def footprint_reach(self, footprint: ConvexShape, field: str) -> float:
+    def footprint_reach(self, footprint: ConvexShape | Footprint, field: str) -> float:
         """How far (m) the footprint reaches from the robot's origin; QueryError when that
         is too many cells to rasterise on the map."""
-        reach = float(np.max(np.hypot(footprint.points[:, 0], footprint.points[:, 1]))) \
-            + footprint.radius
+        reach = max(float(np.max(np.hypot(part.points[:, 0], part.points[:, 1]))) + part.radius
+                    for part in footprint_parts(footprint))
         if self.grid is not None and not reach / self.grid.resolution <= MAX_FOOTPRINT_CELLS:
             raise QueryError(
                 f"{field} reaches {reach:.4g} m from the robot's origin: more than "
-                f"{MAX_FOOTPRINT_CELLS} cells of the map's {self.grid.resolution:g} m")
+                f"{MAX_FOOTPRINT_CELLS} cells of the map's {self.grid.resolution:g} m",
+                "TOO_LARGE")
         return reach
 
-    def check_poses(self, poses: np.ndarray, footprint: ConvexShape, field: str) -> None:
+    def check_poses(self, poses: np.ndarray, footprint: ConvexShape | Footprint,
+                    field: str) -> None:
         """Poses (N, 3) where ``footprint`` (the request's ``footprint``) can be checked."""
         self.check_points(poses[:, :2], entry(field),
                           self.footprint_reach(footprint, "footprint"))
@@ -205,9 +256,27 @@ class World:
             clear &= cast.index < 0
         return SegmentsResult(clear, point, cell, blocker, checked)
 
-    def footprints(self, footprint: ConvexShape, poses: np.ndarray, field: str,
+    def footprints(self, footprint: ConvexShape | Footprint, poses: np.ndarray, field: str,
                    max_distance: float = math.inf) -> FootprintResult:
-        """``footprint`` (robot frame) placed at each pose (N, 3)."""
+        """``footprint`` (robot frame) placed at each pose (N, 3). A footprint of several
+        convex parts collides where one of its parts does (exact); its distance is the
+        smallest of its parts' (exact when apart; when overlapping, the deepest part's
+        penetration, which may be less than the union's), with that part's witnesses."""
+        parts = footprint_parts(footprint)
+        if len(parts) > 1:
+            each = [self.footprints(part, poses, field, max_distance) for part in parts]
+            distance = np.stack([r.distance for r in each])
+            best = np.argmin(distance, axis=0)
+            rows = np.arange(poses.shape[0])
+
+            def pick(name):
+                return np.stack([getattr(r, name) for r in each])[best, rows]
+
+            return FootprintResult(
+                np.logical_or.reduce([r.grid_hit for r in each]),
+                np.logical_or.reduce([r.obstacle_hit for r in each]),
+                pick("index"), pick("distance"), pick("on_footprint"), pick("on_obstacle"))
+        footprint = parts[0]
         n = poses.shape[0]
         grid_hit = np.zeros(n, dtype=bool)
         if self.grid is not None and n:
@@ -235,17 +304,17 @@ class World:
         return FootprintResult(grid_hit, obstacle_hit, index, distance, on_footprint,
                                on_obstacle)
 
-    def path(self, footprint: ConvexShape, poses: np.ndarray, mode: str, max_lookahead: float,
-             stop_at_first_collision: bool, field: str) -> PathResult:
+    def path(self, footprint: ConvexShape | Footprint, poses: np.ndarray, mode: str,
+             max_lookahead: float, stop_at_first_collision: bool, field: str) -> PathResult:
         """Nav2's path validity for poses (N, 3) along a path: checked up to
-        ``max_lookahead`` metres along it (<= 0: all), stopping at the first invalid pose
-        when asked."""
+        ``max_lookahead`` metres along it (negative: all; 0: the first pose only), stopping
+        at the first invalid pose when asked."""
         if math.isnan(max_lookahead):
-            raise QueryError("max_lookahead is NaN")
+            raise QueryError("max_lookahead_distance is NaN")
         steps = np.hypot(np.diff(poses[:, 0]), np.diff(poses[:, 1]))
         along = np.concatenate([[0.0], np.cumsum(steps)])
         n = poses.shape[0]
-        if max_lookahead > 0.0:
+        if max_lookahead >= 0.0:
             n = int(np.searchsorted(along, max_lookahead, side="right"))
         poses = poses[:n]
         hits = self.footprints(footprint, poses, field)

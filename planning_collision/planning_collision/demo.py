@@ -318,7 +318,7 @@ class Demo:
             path.path.poses.append(ps)
         call(CheckPath, "check_path", path, lambda r: (
             f"of {person.name}'s straight walk ({len(path.path.poses)} poses): "
-            f"valid={r.valid}, first invalid index {r.first_invalid_index}"))
+            f"is_valid={r.is_valid}, first invalid index {r.first_invalid_index}"))
 
         a_name, b_name = first.name, self.scenario.robots[1].name
         if a_name in where and b_name in where:

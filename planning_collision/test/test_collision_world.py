@@ -16,6 +16,7 @@ from planning_collision.collision_world import (
     LAYER_OBSTACLES,
     LAYERS_ALL,
     MAX_QUERY_COORD,
+    Footprint,
     ObstacleSnapshot,
     QueryError,
     World,
@@ -105,15 +106,17 @@ def test_the_path_rule_lookahead_and_stop_at_first_collision():
     footprint = ConvexShape.circle((0.0, 0.0), 0.1)
     poses = np.array([[1.0, 1.0, 0.0], [3.0, 1.0, 0.0], [5.0, 1.0, 0.0], [7.0, 1.0, 0.0],
                       [8.0, 1.0, 0.0], [8.0, 3.0, 0.0]])
-    full = w.path(footprint, poses, "bresenham", 0.0, False, "path.poses")
+    full = w.path(footprint, poses, "bresenham", -1.0, False, "path.poses")
     # The segment 5 -> 7 crosses the wall: pose 3 is invalid (not seen from pose 2).
     assert full.checked == 6 and np.flatnonzero(full.invalid).tolist() == [3]
     assert full.visible.tolist() == [True, True, False, True, True]
     short = w.path(footprint, poses, "bresenham", 4.5, False, "path.poses")
     assert short.checked == 3 and not short.invalid.any()  # 0, 2 and 4 m along
-    first = w.path(footprint, poses, "bresenham", 0.0, True, "path.poses")
+    first = w.path(footprint, poses, "bresenham", -1.0, True, "path.poses")
     assert first.checked == 4 and first.invalid.tolist() == [False, False, False, True]
-    with pytest.raises(QueryError, match="max_lookahead is NaN"):
+    # A look-ahead of 0 checks the first pose only (negative: the whole path).
+    assert w.path(footprint, poses, "bresenham", 0.0, False, "path.poses").checked == 1
+    with pytest.raises(QueryError, match="max_lookahead_distance is NaN"):
         w.path(footprint, poses, "bresenham", math.nan, False, "path.poses")
 
 
@@ -196,3 +199,73 @@ def test_a_world_gives_the_same_answers_on_any_number_of_kernel_threads():
     seg = answers[0][0]
     assert 0 < seg.clear.sum() < n and (seg.blocker == GRID_BLOCKER).any()
     assert (seg.blocker >= 0).any()  # both layers block some segments
+
+
+# A forklift: a 1.0 x 0.6 body with two forks 0.7 m long reaching forward (concave).
+FORKLIFT = np.array([[0.5, 0.3], [-0.5, 0.3], [-0.5, -0.3], [0.5, -0.3], [0.5, -0.25],
+                     [1.2, -0.25], [1.2, -0.15], [0.5, -0.15], [0.5, 0.15], [1.2, 0.15],
+                     [1.2, 0.25], [0.5, 0.25]])
+
+
+def test_a_concave_footprint_is_its_convex_parts_and_padding_grows_it_exactly():
+    from shapely.geometry import Polygon
+    from shapely.ops import unary_union
+
+    from planning_collision.geometry.outline import outline
+
+    footprint = Footprint.from_points(FORKLIFT)
+    assert len(footprint.parts) >= 3
+    union = unary_union([Polygon(p.points) for p in footprint.parts])
+    assert union.symmetric_difference(Polygon(FORKLIFT)).area < 1e-12
+    np.testing.assert_array_equal(footprint.ring, FORKLIFT)
+    padded = Footprint.from_points(FORKLIFT, 0.05)
+    assert all(p.radius == 0.05 for p in padded.parts)
+    grown = unary_union([Polygon(outline(p, 64)) for p in padded.parts])
+    assert abs(grown.area - Polygon(FORKLIFT).buffer(0.05, 64).area) < 1e-3
+    # A convex list stays one part; a self-intersecting one is refused.
+    assert len(Footprint.from_points(FORKLIFT[:4]).parts) == 1
+    with pytest.raises(ValueError, match="self-intersecting"):
+        Footprint.from_points(np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0], [0.0, 1.0]]))
+
+
+def test_a_concave_footprint_is_answered_exactly_against_shapely():
+    """Grid and obstacle collision of the forklift at random poses: exactly shapely's
+    answer (a pallet between the forks is free; the convex hull would collide); the
+    distance when apart is shapely's distance."""
+    import shapely
+    from shapely import affinity
+    from shapely.geometry import Polygon
+
+    data = np.zeros((60, 60), dtype=np.int8)  # 6 m: the forklift stays inside
+    data[18:22, 18:22] = 100  # a 0.4 m block at (1.8..2.2, 1.8..2.2)
+    gmap = grid.GridMap(data, RES, (0.0, 0.0, 0.0))
+    posts = [ConvexShape.box((2.0, 2.0), 0.0, 0.1, 0.1), ConvexShape.circle((3.0, 1.0), 0.05)]
+    w = World(gmap, ObstacleSnapshot(ObstacleSet.from_shapes(posts), ("post", "pole"), ()))
+    footprint = Footprint.from_points(FORKLIFT)
+    rng = np.random.default_rng(26)
+    poses = np.column_stack([rng.uniform(1.5, 3.5, 400), rng.uniform(1.5, 3.5, 400),
+                             rng.uniform(-math.pi, math.pi, 400)])
+    # Between the forks: the post at (2, 2) sits in the gap, the body behind it.
+    poses[0] = (1.3, 2.0, 0.0)
+    result = w.footprints(footprint, poses, "poses")
+    hull = w.footprints(ConvexShape(FORKLIFT), poses[:1], "poses")
+    assert hull.obstacle_hit[0] and not result.obstacle_hit[0]
+    obstacles = [shapely.box(1.95, 1.95, 2.05, 2.05), shapely.Point(3.0, 1.0).buffer(0.05, 256)]
+    cells = [shapely.box(x0 * RES, y0 * RES, (x0 + 1) * RES, (y0 + 1) * RES)
+             for y0, x0 in np.argwhere(gmap.blocked_mask())]
+    grid_hits = obstacle_hits = 0
+    for i, (x, y, yaw) in enumerate(poses):
+        placed = affinity.translate(affinity.rotate(Polygon(FORKLIFT), yaw, (0, 0),
+                                                    use_radians=True), x, y)
+        overlap = max(placed.intersection(c).area for c in cells)
+        if overlap > 1e-9 or all(placed.distance(c) > 1e-9 for c in cells):
+            assert result.grid_hit[i] == (overlap > 1e-9), (i, poses[i])
+            grid_hits += overlap > 1e-9
+        gap = min(placed.distance(o) for o in obstacles)
+        if gap > 1e-6:
+            assert not result.obstacle_hit[i]
+            assert result.distance[i] == pytest.approx(gap, abs=1e-5)  # shapely: a 1024-gon
+        elif any(placed.intersection(o).area > 1e-9 for o in obstacles):
+            assert result.obstacle_hit[i] and result.distance[i] < 0.0
+            obstacle_hits += 1
+    assert 20 < grid_hits < 380 and 20 < obstacle_hits < 380

@@ -1,12 +1,18 @@
-"""call_service re-sends a request whose answer was lost, and gives up at its timeout."""
+"""call_service re-sends a request whose answer was lost, asks again on the error codes it is
+told to wait through, and gives up at its timeout."""
 
 from __future__ import annotations
 
 import time
 from concurrent.futures import Future
-from types import SimpleNamespace
 
-from planning_collision.ros.service_call import call_service
+from planning_collision.ros.service_call import (
+    RETRY_INTERVAL,
+    call_service,
+    has_code,
+    warming_up,
+)
+from planning_collision_interfaces.srv import CheckPath
 
 
 class FakeClient:
@@ -51,37 +57,71 @@ def test_no_answer_at_all_gives_none_at_the_timeout():
     assert 0.29 <= elapsed < 2.0 and client.sent >= 3
 
 
-class WarmingClient(FakeClient):
-    """Answers 'warming up' to the first ``warm`` requests, then success."""
+class CodedClient(FakeClient):
+    """Answers the ``codes`` in turn (their names on CheckPath.Response), then success."""
 
-    def __init__(self, warm: int):
+    def __init__(self, *codes: str):
         super().__init__(answer_from=1)
-        self.warm = warm
+        self.codes = codes
 
     def call_async(self, request):
         self.sent += 1
         future = Future()
-        ready = self.sent > self.warm
-        future.set_result(SimpleNamespace(success=ready, message="" if ready else
-                                          "collision_server is starting: its kernels are "
-                                          "warming up"))
+        if self.sent > len(self.codes):
+            future.set_result(CheckPath.Response(success=True))
+        else:
+            name = self.codes[self.sent - 1]
+            future.set_result(CheckPath.Response(success=False,
+                                                 error_code=getattr(CheckPath.Response, name),
+                                                 message=name.lower()))
         return future
 
 
 class SpinningExecutor(FakeExecutor):
+    def __init__(self):
+        self.waits = []
+
     def spin_once(self, timeout_sec):
+        self.waits.append(timeout_sec)
         time.sleep(timeout_sec)
 
 
 def test_a_node_warming_up_is_asked_again_until_it_answers():
-    client = WarmingClient(warm=3)
-    reply = call_service(SpinningExecutor(), client, "q", timeout=5.0)
+    client = CodedClient(*["WARMING_UP"] * 3)
+    executor = SpinningExecutor()
+    reply = call_service(executor, client, "q", timeout=5.0)
     assert reply.success and client.sent == 4
+    assert executor.waits == [RETRY_INTERVAL] * 3  # a pause between requests
     # Told not to wait, the first answer comes back as it is.
-    client = WarmingClient(warm=3)
+    client = CodedClient(*["WARMING_UP"] * 3)
     reply = call_service(SpinningExecutor(), client, "q", timeout=5.0, while_warming_up=False)
     assert not reply.success and client.sent == 1
-    # Never ready: the last 'warming up' answer at the deadline.
-    client = WarmingClient(warm=10**9)
+    assert reply.error_code == CheckPath.Response.WARMING_UP
+    # Never ready: the last WARMING_UP answer at the deadline, not later.
+    client = CodedClient(*["WARMING_UP"] * 10**6)
+    started = time.monotonic()
     reply = call_service(SpinningExecutor(), client, "q", timeout=0.3)
-    assert not reply.success and "warming up" in reply.message
+    assert not reply.success and reply.error_code == CheckPath.Response.WARMING_UP
+    assert time.monotonic() - started < 1.0
+
+
+def test_retry_goes_by_code_not_by_message():
+    # Only the named codes are asked again: NO_MAP and INACTIVE when told, others at once.
+    client = CodedClient("INACTIVE", "WARMING_UP", "NO_MAP")
+    reply = call_service(SpinningExecutor(), client, "q", timeout=5.0,
+                         retry_codes=("INACTIVE", "WARMING_UP", "NO_MAP"))
+    assert reply.success and client.sent == 4
+    client = CodedClient("NO_MAP")
+    reply = call_service(SpinningExecutor(), client, "q", timeout=5.0)
+    assert client.sent == 1 and reply.error_code == CheckPath.Response.NO_MAP
+    client = CodedClient("BAD_REQUEST")
+    reply = call_service(SpinningExecutor(), client, "q", timeout=5.0,
+                         retry_codes=("INACTIVE", "WARMING_UP", "NO_MAP"))
+    assert client.sent == 1 and reply.error_code == CheckPath.Response.BAD_REQUEST
+    # A message that merely mentions warming up is not a code.
+    reply = CheckPath.Response(success=False, error_code=CheckPath.Response.BAD_REQUEST,
+                               message="kernels warming up")
+    assert not warming_up(reply)
+    assert warming_up(CheckPath.Response(success=False,
+                                         error_code=CheckPath.Response.WARMING_UP))
+    assert not has_code(CheckPath.Response(success=True), ("NONE",))

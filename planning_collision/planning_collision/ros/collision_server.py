@@ -12,8 +12,10 @@ and obstacle updates run in groups of their own, each converted off the query th
 swapped in with one assignment under a lock held only for the swap: ingesting a huge obstacle
 set never delays a map update, and a query waits at most for the swap.
 
-Bad requests are answered ``success: false`` with a message naming the field; a map or
-obstacle message that cannot be used is logged and dropped, and the previous state stays.
+Bad requests are answered ``success: false`` with an ``error_code`` (the constants of each
+.srv: WARMING_UP, INACTIVE, NO_MAP, BAD_REQUEST, WRONG_FRAME, ...) and a message naming the
+field; a map, obstacle or footprint message that cannot be used is logged and dropped, and the
+previous state stays.
 
 Run: ``ros2 run planning_collision collision_server --ros-args --params-file
 config/collision_server.yaml`` or ``python -m planning_collision.ros.collision_server``.
@@ -32,6 +34,7 @@ import time
 from array import array
 
 import numpy as np
+from geometry_msgs.msg import PolygonStamped
 from nav_msgs.msg import OccupancyGrid
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from visualization_msgs.msg import MarkerArray
@@ -40,9 +43,9 @@ from planning_collision import collision_world, grid
 from planning_collision.collision_world import (
     LAYER_GRID,
     LAYERS_ALL,
+    Footprint,
     World,
 )
-from planning_collision.geometry import ConvexShape
 from planning_collision_interfaces.msg import ObstacleArray
 from planning_collision_interfaces.srv import (
     CheckCollision,
@@ -57,6 +60,8 @@ from .conversions import (
     RequestError,
     float64_field,
     float_array,
+    footprint_from_polygon,
+    footprint_from_string,
     grid_from_msg,
     int32_field,
     obstacle_snapshot,
@@ -135,7 +140,13 @@ class CollisionServer(ManagedNode):
         # (on a cold cache building it would compile numba kernels here, before the services
         # exist).
         check_footprint(p)
-        self.default_footprint: ConvexShape | None = None
+        self.default_footprint: Footprint | None = None
+        self.topic_footprint: Footprint | None = None  # the latest on footprint_topic
+        if p.footprint_topic:
+            self._footprint_sub = self.create_subscription(
+                PolygonStamped, p.footprint_topic, self._on_footprint,
+                latched_or_volatile(p.footprint_subscribe_transient_local),
+                callback_group=MutuallyExclusiveCallbackGroup())
         self._map_sub = self.create_subscription(
             OccupancyGrid, p.map_topic, self._on_map,
             latched_or_volatile(p.map_subscribe_transient_local),
@@ -198,6 +209,24 @@ class CollisionServer(ManagedNode):
             f"map {new.width} x {new.height} at {new.resolution} m received, converted in "
             f"{(time.perf_counter() - started) * 1e3:.2f} ms")
 
+    @topic_callback("footprint")
+    def _on_footprint(self, msg: PolygonStamped) -> None:
+        p = self.params
+        if msg.header.frame_id not in ("", p.footprint_frame):
+            self.get_logger().warning(
+                f"footprint in frame '{msg.header.frame_id}' ignored: footprint_frame is "
+                f"'{p.footprint_frame}' (the robot's own frame; no tf2 here)")
+            return
+        self.kernels_ready.wait()  # decomposing a concave polygon runs kernels
+        footprint = footprint_from_polygon(msg.polygon.points, p.footprint_padding,
+                                           "footprint.polygon.points")
+        changed = self.topic_footprint is None or not np.array_equal(
+            footprint.ring, self.topic_footprint.ring)
+        self.topic_footprint = footprint
+        if changed:
+            self.get_logger().info(f"footprint of {len(msg.polygon.points)} points "
+                                   f"({len(footprint.parts)} convex parts) received")
+
     @topic_callback("obstacles")
     def _on_obstacles(self, msg: ObstacleArray) -> None:
         if not self._in_global_frame("obstacles", msg):
@@ -215,6 +244,9 @@ class CollisionServer(ManagedNode):
     # ------------------------------------------------------------------ request helpers
     def _view(self, frame_id: str, frame_field: str, layers: int, default: int) -> World:
         check_frame(frame_id, self.params.global_frame, frame_field)
+        if layers == 0:
+            raise RequestError("layers is 0: name at least one layer (the field's default "
+                               "is the service's usual set)")
         return self._world.view(layers, default,
                                 f"no map received on {self._map_sub.topic_name}")
 
@@ -229,14 +261,24 @@ class CollisionServer(ManagedNode):
             raise RequestError(f"{field} is empty")
         if n > self.params.max_request_size:
             raise RequestError(f"{field} has {n} entries; max_request_size is "
-                               f"{self.params.max_request_size}")
+                               f"{self.params.max_request_size}", "TOO_LARGE")
 
-    def _footprint(self, msg) -> ConvexShape:
-        if shape_is_empty(msg):
-            if self.default_footprint is None:  # two threads may both build it: same shape
-                self.default_footprint = default_footprint(self.params)
-            return self.default_footprint
-        return shape_from_msg(msg, "footprint")
+    def _footprint(self, request) -> Footprint:
+        """The request's footprint: its Shape, else its footprint_string, else the default
+        (footprint_topic's latest, else the parameters')."""
+        if not shape_is_empty(request.footprint):
+            return Footprint.of(shape_from_msg(request.footprint, "footprint"))
+        if request.footprint_string:
+            return footprint_from_string(request.footprint_string, "footprint_string")
+        if self.params.footprint_topic:
+            footprint = self.topic_footprint
+            if footprint is None:
+                raise RequestError(f"no footprint given and none received yet on "
+                                   f"{self._footprint_sub.topic_name}", "NO_FOOTPRINT")
+            return footprint
+        if self.default_footprint is None:  # two threads may both build it: same shape
+            self.default_footprint = default_footprint(self.params)
+        return self.default_footprint
 
     # ------------------------------------------------------------------ services
     @answers(CheckLineOfSight)
@@ -295,7 +337,7 @@ class CollisionServer(ManagedNode):
     def _check_collision(self, request, response):
         world = self._view(request.header.frame_id, "header.frame_id", request.layers,
                            LAYERS_ALL)
-        footprint = self._footprint(request.footprint)
+        footprint = self._footprint(request)
         self._size(len(request.poses), "poses")
         if math.isnan(request.max_distance):
             raise RequestError("max_distance is NaN")
@@ -303,7 +345,7 @@ class CollisionServer(ManagedNode):
             poses = poses_array(request.poses, "poses")
             world.check_poses(poses, footprint, "poses")
             hits = world.footprints(footprint, poses, "poses", request.max_distance
-                                    if request.max_distance > 0.0 else math.inf)
+                                    if request.max_distance >= 0.0 else math.inf)
             collided = hits.grid_hit | hits.obstacle_hit
             response.grid_collision = hits.grid_hit.tolist()
             response.obstacle_collision = hits.obstacle_hit.tolist()
@@ -321,17 +363,17 @@ class CollisionServer(ManagedNode):
         world = self._view(request.path.header.frame_id, "path.header.frame_id",
                            request.layers, LAYERS_ALL)
         mode = self._mode(request.mode)
-        footprint = self._footprint(request.footprint)
+        footprint = self._footprint(request)
         self._size(len(request.path.poses), "path.poses")
         with cycle_collection_paused(len(request.path.poses)):
             poses = poses_array([ps.pose for ps in request.path.poses], "path.poses")
         world.check_poses(poses, footprint, "path.poses")
-        result = world.path(footprint, poses, mode, request.max_lookahead,
+        result = world.path(footprint, poses, mode, request.max_lookahead_distance,
                             request.stop_at_first_collision, "path.poses")
         bad = np.flatnonzero(result.invalid)
-        response.valid = bad.size == 0
+        response.is_valid = bad.size == 0
         response.first_invalid_index = int(bad[0]) if bad.size else -1
-        response.invalid_indices = int32_field(bad)
+        response.invalid_pose_indices = int32_field(bad)
         response.segment_visible = result.visible.tolist()
         response.poses_checked = result.checked
         if self._markers is not None:

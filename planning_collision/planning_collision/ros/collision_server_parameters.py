@@ -12,6 +12,7 @@ import numpy as np
 import yaml
 
 from planning_collision import grid
+from planning_collision.collision_world import Footprint
 from planning_collision.geometry import ConvexShape
 from planning_collision.geometry.shapes import as_points, check_convex_polygon
 
@@ -42,12 +43,25 @@ PARAMETERS = (
     Param("los_mode", "bresenham", "Line-of-sight mode used when a request leaves mode empty.",
           choices=grid.MODES),
     Param("footprint", "[[0.3, 0.2], [-0.3, 0.2], [-0.3, -0.2], [0.3, -0.2]]",
-          "Default robot footprint (Nav2 format: a string '[[x, y], ...]' of a convex polygon "
-          "in the robot frame), used when a request's footprint is an empty Shape. '[]' uses "
-          "robot_radius instead."),
+          "Default robot footprint (Nav2 format: a string '[[x, y], ...]' of a simple polygon "
+          "in the robot frame; a concave one, such as a forklift with its forks, is split into "
+          "convex parts), used when a request gives no footprint and footprint_topic is empty. "
+          "'[]' uses robot_radius instead."),
     Param("robot_radius", 0.25, "Disc footprint radius in metres when footprint is '[]'."),
-    Param("footprint_padding", 0.0, "Metres added around the default footprint, exactly (the "
-          "polygon is rounded by this radius, not scaled).", at_least=0.0),
+    Param("footprint_padding", 0.0, "Metres added around the default footprint (parameter or "
+          "topic), exactly (the polygon is rounded by this radius, not scaled).", at_least=0.0),
+    Param("footprint_topic", "", "geometry_msgs/PolygonStamped of the robot's footprint in its "
+          "own frame (footprint_frame), at run time: once one arrives it is the default "
+          "footprint, each message replacing the last (concave polygons are split into convex "
+          "parts). Until the first one, requests that rely on the default are answered "
+          "NO_FOOTPRINT. Empty: off (the footprint and robot_radius parameters)."),
+    Param("footprint_frame", "base_link", "The frame footprint_topic's polygons must be in: the "
+          "robot's own frame (an empty frame_id counts as it). A polygon in another frame is "
+          "ignored with a warning (no tf2 here); Nav2's published_footprint is in the "
+          "costmap's global frame, so publish the robot-frame polygon instead (doc/services.md)."),
+    Param("footprint_subscribe_transient_local", False,
+          "Subscribe to footprint_topic reliable + transient_local (a latched footprint), "
+          "else reliable + volatile."),
     Param("publish_markers", True, "Publish RViz markers on ~/markers: obstacle outlines, "
           "recent line-of-sight queries and footprints checked."),
     Param("marker_lifetime", 5.0, "Seconds a query's markers stay in RViz."),
@@ -101,19 +115,56 @@ def check_footprint(p) -> None:
         return
     try:
         if len(points) >= 3:
-            check_convex_polygon(points, "points")
+            check_simple_polygon(points)
         else:
             as_points(points, "points")
     except ValueError as exc:
         raise ParameterError(f"footprint: {exc}") from exc
 
 
-def default_footprint(p) -> ConvexShape:
+def check_simple_polygon(points: np.ndarray) -> None:
+    """ValueError unless ``points`` are a convex polygon or a simple (not self-intersecting,
+    non-zero area) concave one. Plain numpy, like :func:`check_convex_polygon`."""
+    try:
+        check_convex_polygon(points, "points")
+        return
+    except ValueError as exc:
+        convex_problem = exc
+    pts = as_points(points, "points")
+    a, b = pts, np.roll(pts, -1, axis=0)
+    rel = pts - pts[0]
+    if np.sum(rel[:-1, 0] * rel[1:, 1] - rel[1:, 0] * rel[:-1, 1]) == 0.0:
+        raise convex_problem  # zero area
+    n = len(pts)
+    for i in range(n):
+        for j in range(i + 2, n):
+            if i == 0 and j == n - 1:
+                continue  # neighbours through the closing edge
+            if _segments_meet(a[i], b[i], a[j], b[j]):
+                raise ValueError(f"polygon is self-intersecting: edges {i} and {j} meet")
+
+
+def _segments_meet(p, q, r, s) -> bool:
+    def orient(u, v, w):
+        return np.sign((v[0] - u[0]) * (w[1] - u[1]) - (v[1] - u[1]) * (w[0] - u[0]))
+
+    def within(u, v, w):  # w on the line uv: within its bounding box
+        return (min(u[0], v[0]) <= w[0] <= max(u[0], v[0])
+                and min(u[1], v[1]) <= w[1] <= max(u[1], v[1]))
+
+    o1, o2, o3, o4 = orient(p, q, r), orient(p, q, s), orient(r, s, p), orient(r, s, q)
+    if o1 != o2 and o3 != o4 and 0 not in (o1, o2, o3, o4):
+        return True
+    return ((o1 == 0 and within(p, q, r)) or (o2 == 0 and within(p, q, s))
+            or (o3 == 0 and within(r, s, p)) or (o4 == 0 and within(r, s, q)))
+
+
+def default_footprint(p) -> Footprint:
     """The footprint of the parameters (``footprint``, ``robot_radius``, padding), checked by
-    :func:`check_footprint` first."""
+    :func:`check_footprint` first; a concave polygon as its convex parts."""
     check_footprint(p)
     points = parse_footprint(p.footprint)
     if points is None:
-        return ConvexShape.circle((0.0, 0.0), p.robot_radius + p.footprint_padding)
-    polygon = ConvexShape.polygon(points) if len(points) >= 3 else ConvexShape(points)
-    return ConvexShape(polygon.points, polygon.radius + p.footprint_padding)
+        return Footprint.of(ConvexShape.circle((0.0, 0.0),
+                                               p.robot_radius + p.footprint_padding))
+    return Footprint.from_points(points, p.footprint_padding)

@@ -12,7 +12,12 @@ import math
 import numpy as np
 from geometry_msgs.msg import Point, Pose, Quaternion
 
-from planning_collision.collision_world import MAX_QUERY_COORD, ObstacleSnapshot
+from planning_collision.collision_world import (
+    MAX_QUERY_COORD,
+    Footprint,
+    ObstacleSnapshot,
+    QueryError,
+)
 from planning_collision.common.checks import finite_scalar
 from planning_collision.common.se2 import quaternion_from_yaw as _quaternion_from_yaw
 from planning_collision.common.se2 import quaternion_yaw
@@ -21,12 +26,16 @@ from planning_collision.geometry.outline import outline
 from planning_collision.grid import GridMap
 from planning_collision_interfaces.msg import Obstacle, ObstacleArray, Shape
 
+from .collision_server_parameters import parse_footprint
+from .parameters import ParameterError
+
 # Coordinates a message may carry (metres): see collision_world.MAX_QUERY_COORD.
 MAX_MESSAGE_COORD = MAX_QUERY_COORD
 
 
-class RequestError(ValueError):
-    """A message field the node cannot use; the text names the field."""
+class RequestError(QueryError):
+    """A message field the node cannot use; the text names the field, ``reason`` the
+    services' error code (BAD_REQUEST unless told)."""
 
 
 def yaw_of(q: Quaternion, field: str = "orientation") -> float:
@@ -113,6 +122,10 @@ def shape_from_msg(msg: Shape, field: str) -> ConvexShape:
                 raise RequestError(f"{field}.points is empty (TYPE_POINTS needs at least one)")
             pts = np.array([point_xy(p, f"{field}.points[{i}]")
                             for i, p in enumerate(msg.points)])
+            far = np.flatnonzero(~(np.abs(pts) <= MAX_MESSAGE_COORD).all(axis=1))
+            if far.size:
+                raise RequestError(f"{field}.points[{int(far[0])}] has a coordinate beyond "
+                                   f"+-{MAX_MESSAGE_COORD:g} m", "OUT_OF_RANGE")
             local = ConvexShape(pts, msg.radius)
         elif msg.type == Shape.TYPE_CIRCLE:
             if msg.radius <= 0.0:
@@ -136,12 +149,44 @@ def shape_from_msg(msg: Shape, field: str) -> ConvexShape:
     try:
         return local.transformed(x, y, yaw)
     except ValueError as exc:  # e.g. a pose beyond the geometry's coordinate range
-        raise RequestError(f"{field}.pose: {exc}") from exc
+        raise RequestError(f"{field}.pose: {exc}", "OUT_OF_RANGE") from exc
 
 
 def shape_is_empty(msg: Shape) -> bool:
     """True for the default Shape (TYPE_POINTS with no points): 'use the configured one'."""
     return msg.type == Shape.TYPE_POINTS and len(msg.points) == 0
+
+
+def footprint_from_string(text: str, field: str) -> Footprint:
+    """The footprint of Nav2's footprint string '[[x, y], ...]' (robot frame; a concave
+    polygon becomes its convex parts)."""
+    try:
+        points = parse_footprint(text, field)
+    except ParameterError as exc:
+        raise RequestError(str(exc)) from None
+    if points is None:
+        raise RequestError(f"{field} is '{text}': give at least one [x, y] point")
+    return _footprint(points, 0.0, field)
+
+
+def footprint_from_polygon(points, padding: float, field: str) -> Footprint:
+    """The footprint of a geometry_msgs/Polygon's points (robot frame), grown by
+    ``padding``."""
+    if len(points) == 0:
+        raise RequestError(f"{field} has no points")
+    xy = np.array([point_xy(p, f"{field}[{i}]") for i, p in enumerate(points)],
+                  dtype=np.float64)
+    return _footprint(xy, padding, field)
+
+
+def _footprint(points: np.ndarray, padding: float, field: str) -> Footprint:
+    if not (np.abs(points) <= MAX_MESSAGE_COORD).all():
+        raise RequestError(f"{field} has a coordinate beyond +-{MAX_MESSAGE_COORD:g} m",
+                           "OUT_OF_RANGE")
+    try:
+        return Footprint.from_points(points, padding)
+    except ValueError as exc:
+        raise RequestError(f"{field}: {exc}") from None
 
 
 def polygon_vertices(points, field: str) -> np.ndarray:

@@ -18,6 +18,7 @@ from collections import deque
 import numpy as np
 from visualization_msgs.msg import Marker
 
+from planning_collision.collision_world import Footprint
 from planning_collision.common import se2
 from planning_collision.geometry import ConvexShape
 from planning_collision.geometry.outline import outline
@@ -62,12 +63,13 @@ class MarkerQueue:
 
         self._pending.append(build)
 
-    def footprints(self, footprint: ConvexShape, poses: np.ndarray, collided) -> None:
+    def footprints(self, footprint: ConvexShape | Footprint, poses: np.ndarray,
+                   collided) -> None:
         """Footprints: green when free, red when in collision (or, on a path, invalid)."""
         k = min(len(poses), self.per_query)
         if k == 0:
             return
-        ring = outline(footprint)
+        ring = footprint.ring if isinstance(footprint, Footprint) else outline(footprint)
         poses, collided = poses[:k].copy(), np.asarray(collided[:k]).copy()
 
         def build(stamp) -> list[Marker]:

@@ -121,7 +121,7 @@ def server(domain_id, client_factory, latched_qos):
     close_then_stop([feeder, caller], [proc])
 
 
-def los_request(start, goal, mode="", layers=0, frame="map"):
+def los_request(start, goal, mode="", layers=1, frame="map"):
     r = CheckLineOfSight.Request(mode=mode, layers=layers)
     r.header.frame_id = frame
     r.start.x, r.start.y = start
@@ -191,7 +191,8 @@ def test_lines_of_sight_batch_matches_the_core(server):
     n = 3000
     starts = rng.uniform([-2.5, -1.5], [8.5, 4.5], (n, 2))
     goals = rng.uniform([-2.5, -1.5], [8.5, 4.5], (n, 2))
-    for mode, layers in (("bresenham", 0), ("supercover", 1), ("conservative", 3)):
+    default = CheckLinesOfSight.Request().layers  # the grid only
+    for mode, layers in (("bresenham", default), ("supercover", 1), ("conservative", 3)):
         r = CheckLinesOfSight.Request(start_x=starts[:, 0], start_y=starts[:, 1],
                                       goal_x=goals[:, 0], goal_y=goals[:, 1], mode=mode,
                                       layers=layers)
@@ -325,7 +326,8 @@ def test_check_collision_default_footprint_and_max_distance(server):
 def test_check_path(server):
     caller, _ = server
     gmap, _, _ = core_world()
-    request = CheckPath.Request(footprint=Shape(type=Shape.TYPE_CIRCLE, radius=0.1))
+    request = CheckPath.Request(footprint=Shape(type=Shape.TYPE_CIRCLE, radius=0.1),
+                                stop_at_first_collision=False)
     request.path.header.frame_id = "map"
     xs = np.linspace(-1.5, 3.5, 26)  # crosses the grid wall at x in [1.0, 1.2)
     request.path.poses = [PoseStamped(pose=pose(x, 0.5)) for x in xs]
@@ -339,25 +341,26 @@ def test_check_path(server):
                                         gmap.world_to_cell(poses[1:, :2]))
     invalid = hit.copy()
     invalid[1:] |= ~clear
-    assert not reply.valid
-    assert list(reply.invalid_indices) == np.flatnonzero(invalid).tolist()
+    assert not reply.is_valid
+    assert list(reply.invalid_pose_indices) == np.flatnonzero(invalid).tolist()
     assert reply.first_invalid_index == int(np.flatnonzero(invalid)[0])
     assert list(reply.segment_visible) == clear.tolist()
     assert reply.poses_checked == len(xs)
 
     request.stop_at_first_collision = True
     reply = caller.call(CheckPath, "/cs/check_path", request)
-    assert list(reply.invalid_indices) == [int(np.flatnonzero(invalid)[0])]
+    assert list(reply.invalid_pose_indices) == [int(np.flatnonzero(invalid)[0])]
     assert reply.poses_checked == reply.first_invalid_index + 1
 
     request.stop_at_first_collision = False
-    request.max_lookahead = 2.0  # 0.2 m steps from x = -1.5: poses up to x = 0.5 only
+    request.max_lookahead_distance = 2.0  # 0.2 m steps from x = -1.5: poses up to x = 0.5 only
     reply = caller.call(CheckPath, "/cs/check_path", request)
-    assert reply.success and reply.valid and reply.poses_checked == 11
+    assert reply.success and reply.is_valid and reply.poses_checked == 11
     assert reply.first_invalid_index == -1
 
 
 def path_request(poses, layers, footprint=None, **kwargs) -> CheckPath.Request:
+    kwargs.setdefault("stop_at_first_collision", False)
     request = CheckPath.Request(footprint=footprint or Shape(type=Shape.TYPE_CIRCLE, radius=0.1),
                                 layers=layers, **kwargs)
     request.path.header.frame_id = "map"
@@ -400,9 +403,9 @@ def test_check_path_against_obstacles(server):
                             path_request(poses, layers, box_shape(0.3, 0.2)))
         assert reply.success, reply.message
         invalid, visible, hit = expected_path(poses, footprint, layers, gmap, obstacles)
-        assert list(reply.invalid_indices) == invalid
+        assert list(reply.invalid_pose_indices) == invalid
         assert list(reply.segment_visible) == visible
-        assert reply.valid == (not invalid)
+        assert reply.is_valid == (not invalid)
         assert reply.first_invalid_index == (invalid[0] if invalid else -1)
         assert reply.poses_checked == n
         if layers == 2:
@@ -412,8 +415,8 @@ def test_check_path_against_obstacles(server):
     # Obstacles only: the L-wall blocks a path that crosses it without stopping on it.
     crossing = np.array([[0.5, 0.0, 0.0], [2.5, 0.0, 0.0]])
     reply = caller.call(CheckPath, "/cs/check_path", path_request(crossing, 2))
-    assert reply.success and not reply.valid
-    assert list(reply.segment_visible) == [False] and list(reply.invalid_indices) == [1]
+    assert reply.success and not reply.is_valid
+    assert list(reply.segment_visible) == [False] and list(reply.invalid_pose_indices) == [1]
 
 
 def test_compute_distance(server):
@@ -592,8 +595,8 @@ BAD_REQUESTS = [
      lambda: path_request([(0, 0, 0), (1, 0, 0)], 1, mode="diagonal"), "mode 'diagonal'"),
     # NaN scalars.
     (CheckPath, "check_path",
-     lambda: path_request([(0, 0, 0), (1, 0, 0)], 1, max_lookahead=math.nan),
-     "max_lookahead is NaN"),
+     lambda: path_request([(0, 0, 0), (1, 0, 0)], 1, max_lookahead_distance=math.nan),
+     "max_lookahead_distance is NaN"),
     (CheckCollision, "check_collision",
      lambda: collision_request([(0, 0, 0)], max_distance=math.nan), "max_distance is NaN"),
     # Empty and mismatched arrays.
@@ -653,6 +656,18 @@ BAD_REQUESTS = [
 ]
 
 
+# The error code of each bad request above whose code is not BAD_REQUEST (by its words).
+CODE_OF = {"header.frame_id": "WRONG_FRAME", "footprint reaches": "TOO_LARGE",
+           "shape_a.pose": "OUT_OF_RANGE", "footprint.pose": "OUT_OF_RANGE",
+           "shape_b": "OUT_OF_RANGE"}
+
+
+def expected_code(field: str) -> str:
+    if " lies" in field or "has a coordinate" in field:
+        return "OUT_OF_RANGE"
+    return CODE_OF.get(field, "BAD_REQUEST")
+
+
 @pytest.mark.parametrize("srv_type,name,make,field", BAD_REQUESTS,
                          ids=[f"{b[1]}-{b[3]}" for b in BAD_REQUESTS])
 def test_malformed_requests_get_a_clear_error(server, srv_type, name, make, field):
@@ -660,6 +675,8 @@ def test_malformed_requests_get_a_clear_error(server, srv_type, name, make, fiel
     reply = caller.call(srv_type, f"/cs/{name}", make())
     assert reply.success is False
     assert field in reply.message, reply.message
+    code = expected_code(field)
+    assert reply.error_code == getattr(srv_type.Response, code), (code, reply.message)
     assert proc.running()
 
 
@@ -685,6 +702,7 @@ def test_no_map_yet_and_latched_map_published_before_the_node_starts(start_proce
     reply = client.call(CheckLineOfSight, "/nomap/check_line_of_sight",
                         los_request((0.0, 0.0), (1.0, 1.0)), timeout=120.0, process=quiet)
     assert not reply.success and reply.message == "no map received on /nomap/map"
+    assert reply.error_code == CheckLineOfSight.Response.NO_MAP
     # Obstacle-only queries work without a map.
     assert client.spin_until(lambda: quiet.wait_for_line("obstacles received", 0.01), 20.0)
     reply = client.call(CheckLineOfSight, "/nomap/check_line_of_sight",
@@ -768,7 +786,7 @@ def test_map_swapped_while_queries_run_is_never_mixed(start_process, client, cli
             seen |= answers
             reply = client.call(CheckPath, "/swap/check_path", path_req)
             assert reply.success, reply.message
-            got = (list(reply.invalid_indices), list(reply.segment_visible))
+            got = (list(reply.invalid_pose_indices), list(reply.segment_visible))
             matches = [name for name, answer in expected.items() if got == answer]
             assert matches, "check_path mixed the old and the new map in one answer"
             seen_paths.add(matches[0])
@@ -816,7 +834,7 @@ def test_check_path_takes_one_snapshot(monkeypatch):
         assert node._world is worlds[second]
         invalid, visible, _ = expected_path(path, ConvexShape.circle((0, 0), 0.3), 1,
                                             worlds[first].grid)
-        assert (list(reply.invalid_indices), list(reply.segment_visible)) == (invalid, visible)
+        assert (list(reply.invalid_pose_indices), list(reply.segment_visible)) == (invalid, visible)
 
 
 def count_lines(proc, text: str) -> int:

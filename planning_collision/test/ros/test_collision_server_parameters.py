@@ -24,7 +24,9 @@ def params(footprint="[[0.3, 0.2], [-0.3, 0.2], [-0.3, -0.2], [0.3, -0.2]]", rob
 
 
 @pytest.mark.parametrize("p, problem", [
-    (params("[[0, 0], [1, 0], [0.2, 0.2], [0, 1]]"), "footprint: "),  # a reflex vertex
+    (params("[[0, 0], [2, 0], [2, 2], [1, 2], [1, -1], [0, -1]]"),
+     "footprint: polygon is self-intersecting"),
+    (params("[[0, 0], [1, 0], [2, 0]]"), "footprint: polygon has zero area"),
     (params("[[0, 0], [1, 0], [nan, 1]]"), "footprint must be a list of finite"),
     (params("[]", robot_radius=0.0), "one of them must give a shape"),
     (params(footprint_padding=-0.1), "footprint_padding must be finite and >= 0, got -0.1"),
@@ -38,12 +40,29 @@ def test_a_bad_footprint_is_refused_by_name(p, problem):
 
 
 def test_the_built_footprint_is_the_polygon_padded_or_the_disc():
-    shape = default_footprint(params(footprint_padding=0.05))
+    (shape,) = default_footprint(params(footprint_padding=0.05)).parts
     want = ConvexShape.polygon(np.array([[0.3, 0.2], [-0.3, 0.2], [-0.3, -0.2], [0.3, -0.2]]))
     np.testing.assert_array_equal(shape.points, want.points)
     assert shape.radius == 0.05
-    disc = default_footprint(params("[]", robot_radius=0.4, footprint_padding=0.1))
+    (disc,) = default_footprint(params("[]", robot_radius=0.4, footprint_padding=0.1)).parts
     assert disc.points.shape == (1, 2) and disc.radius == pytest.approx(0.5)
+
+
+def test_a_concave_footprint_parameter_is_accepted_and_split():
+    """A forklift's footprint (body and two forks) was refused as not convex although
+    decompose exists (issue #26); now it passes the configure check and is built as its
+    convex parts, each padded."""
+    from shapely.geometry import Polygon
+    from shapely.ops import unary_union
+
+    forklift = ("[[0.5, 0.3], [-0.5, 0.3], [-0.5, -0.3], [0.5, -0.3], [0.5, -0.25], "
+                "[1.2, -0.25], [1.2, -0.15], [0.5, -0.15], [0.5, 0.15], [1.2, 0.15], "
+                "[1.2, 0.25], [0.5, 0.25]]")
+    check_footprint(params(forklift))
+    footprint = default_footprint(params(forklift, footprint_padding=0.02))
+    assert len(footprint.parts) >= 3 and all(p.radius == 0.02 for p in footprint.parts)
+    union = unary_union([Polygon(p.points) for p in footprint.parts])
+    assert union.equals(Polygon(collision_server_parameters.parse_footprint(forklift)))
 
 
 PROBE = """

@@ -111,11 +111,17 @@ def test_collision_path_distance_services_roundtrip():
                                     nearest_obstacle_id=[""])
     assert math.isinf(roundtrip(reply).distance[0])
 
-    path = CheckPath.Request(max_lookahead=5.0, stop_at_first_collision=True)
+    path = CheckPath.Request(max_lookahead_distance=5.0, stop_at_first_collision=False,
+                             footprint_string="[[0.3, 0.2], [-0.3, 0.2], [0.0, -0.2]]")
     path.path.poses = [PoseStamped(), PoseStamped()]
-    assert len(roundtrip(path).path.poses) == 2
-    assert roundtrip(CheckPath.Response(valid=False, first_invalid_index=3,
-                                        invalid_indices=[3, 4])).invalid_indices.tolist() == [3, 4]
+    back = roundtrip(path)
+    assert len(back.path.poses) == 2 and back.max_lookahead_distance == 5.0
+    assert back.footprint_string == path.footprint_string and not back.stop_at_first_collision
+    back = roundtrip(CheckPath.Response(is_valid=False, first_invalid_index=3,
+                                        invalid_pose_indices=[3, 4],
+                                        error_code=CheckPath.Response.NO_FOOTPRINT))
+    assert back.invalid_pose_indices.tolist() == [3, 4]
+    assert back.error_code == CheckPath.Response.NO_FOOTPRINT
 
     dist = ComputeDistance.Request(shape_a=Shape(type=Shape.TYPE_CIRCLE, radius=1.0))
     assert roundtrip(dist).shape_a.radius == 1.0

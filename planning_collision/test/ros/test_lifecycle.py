@@ -64,6 +64,7 @@ def test_collision_server_configure_activate_deactivate_cleanup(nodes, latched_q
     reply = client.call(CheckLineOfSight, "/lc/check_line_of_sight",
                         los_request((0.0, 0.5), (3.0, 0.5), layers=1))
     assert not reply.success and "inactive" in reply.message, reply.message
+    assert reply.error_code == CheckLineOfSight.Response.INACTIVE
     assert change(client, node, Transition.TRANSITION_ACTIVATE)
     reply = client.call(CheckLineOfSight, "/lc/check_line_of_sight",
                         los_request((0.0, 0.5), (3.0, 0.5), layers=1))
@@ -189,6 +190,7 @@ def test_a_cold_kernel_cache_still_answers_at_once(nodes, tmp_path, latched_qos)
     reply = call_service(client.executor, los, los_request((0.0, 0.5), (3.0, 0.5)), 10.0,
                          while_warming_up=False)
     assert reply is not None and not reply.success and "warming up" in reply.message
+    assert reply.error_code == CheckLineOfSight.Response.WARMING_UP
     assert client.spin_until(lambda: len(commands) >= 5, 30.0)
     assert all(c.twist.linear.x == 0.0 for c in commands)  # held while warming up
     assert server.wait_for_line("compiling them in a separate process", 10.0)
