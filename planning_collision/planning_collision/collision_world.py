@@ -38,7 +38,9 @@ from planning_collision.geometry.tolerances import MAX_COORD
 LAYER_GRID = 1
 LAYER_OBSTACLES = 2
 LAYERS_ALL = 3
+LAYER_SENSORS = 4  # what the sensors see now (collision_server's sensor layer, #25); opt-in
 GRID_BLOCKER = -2  # SegmentsResult.blocker of a segment the grid blocks first
+SENSOR_BLOCKER = -3  # ... the sensor layer blocks first
 # Request coordinates (metres) stay within this, so that a footprint placed at a pose, or a
 # segment's extent, stays inside the geometry cores' range (MAX_COORD).
 MAX_QUERY_COORD = MAX_COORD / 4.0
@@ -172,20 +174,28 @@ class World:
     obstacles: ObstacleSnapshot | None = None
     out_of_map: str = "blocked"
     threads: int | None = None
+    #: The sensor layer's snapshot (:mod:`planning_collision.grid.sensor_layer`): a grid
+    #: whose outside is free; None when the server has no sensors or it is left out.
+    sensors: grid.GridMap | None = None
 
-    def view(self, layers: int, default: int, missing_map: str) -> World:
+    def view(self, layers: int, default: int, missing_map: str,
+             missing_sensors: str = "this server has no sensor sources") -> World:
         """The layers a request asks for (``layers`` 0: ``default``); QueryError when the
-        grid is asked for and there is no map (``missing_map`` says why)."""
-        if not 0 <= layers <= LAYERS_ALL:
-            raise QueryError(f"layers is {layers}; use LAYER_GRID (1), LAYER_OBSTACLES (2) "
-                             f"or LAYERS_ALL (3)")
+        grid is asked for and there is no map (``missing_map`` says why), or the sensors
+        and there are none."""
+        if not 0 <= layers <= LAYERS_ALL | LAYER_SENSORS:
+            raise QueryError(f"layers is {layers}; use LAYER_GRID (1), LAYER_OBSTACLES (2), "
+                             f"LAYERS_ALL (3), LAYER_SENSORS (4) or a sum of them")
         layers = layers or default
         gmap = self.grid if layers & LAYER_GRID else None
         if layers & LAYER_GRID and gmap is None:
             raise QueryError(missing_map, "NO_MAP")
+        if layers & LAYER_SENSORS and self.sensors is None:
+            raise QueryError(f"layers asks for LAYER_SENSORS: {missing_sensors}")
         obstacles = self.obstacles if (layers & LAYER_OBSTACLES and self.obstacles is not None
                                        and len(self.obstacles.parts)) else None
-        return dataclasses.replace(self, grid=gmap, obstacles=obstacles)
+        sensors = self.sensors if layers & LAYER_SENSORS else None
+        return dataclasses.replace(self, grid=gmap, obstacles=obstacles, sensors=sensors)
 
     # ------------------------------------------------------------------ checks
     def check_points(self, xy: np.ndarray, name: Namer, reach: float = 0.0) -> None:
@@ -241,6 +251,8 @@ class World:
             point[hit] = gmap.cell_to_world(cell[hit])
             blocker[hit] = GRID_BLOCKER
             clear &= grid_clear
+        if self.sensors is not None:
+            self._sensor_segments(starts, goals, mode, field, clear, point, blocker)
         if self.obstacles is not None:
             with _named(field):
                 cast = cast_segments(self.obstacles.parts, starts, goals, self.threads)
@@ -248,13 +260,36 @@ class World:
             d = goals - starts
             dd = np.einsum("ij,ij->i", d, d)
             t_grid = np.where(
-                blocker == GRID_BLOCKER,
+                blocker <= GRID_BLOCKER,  # the map's or the sensor layer's cell
                 np.einsum("ij,ij->i", point - starts, d) / np.where(dd > 0.0, dd, 1.0), np.inf)
             first_obstacle = (cast.index >= 0) & (cast.t < t_grid)
             blocker[first_obstacle] = cast.index[first_obstacle]
             point[first_obstacle] = cast.point[first_obstacle]
             clear &= cast.index < 0
         return SegmentsResult(clear, point, cell, blocker, checked)
+
+    def _sensor_segments(self, starts, goals, mode, field, clear, point, blocker) -> None:
+        """The sensor layer's part of :meth:`segments` (in place): where its first blocked
+        cell's centre comes before the map's along a segment, the sensors block first."""
+        seen = self.sensors
+        with _named(field):
+            free, first = grid.line_of_sight_batch(
+                seen, seen.world_to_cell(starts), seen.world_to_cell(goals), mode, "free",
+                threads=self.threads)
+        hit = np.flatnonzero(~free)
+        if not hit.size:
+            return
+        at = seen.cell_to_world(first[hit])
+        d = goals[hit] - starts[hit]
+        dd = np.einsum("ij,ij->i", d, d)
+        dd = np.where(dd > 0.0, dd, 1.0)
+        t_seen = np.einsum("ij,ij->i", at - starts[hit], d) / dd
+        t_map = np.where(blocker[hit] == GRID_BLOCKER,
+                         np.einsum("ij,ij->i", point[hit] - starts[hit], d) / dd, np.inf)
+        earlier = t_seen < t_map
+        blocker[hit[earlier]] = SENSOR_BLOCKER
+        point[hit[earlier]] = at[earlier]
+        clear[hit] = False
 
     def footprints(self, footprint: ConvexShape | Footprint, poses: np.ndarray, field: str,
                    max_distance: float = math.inf) -> FootprintResult:
@@ -283,6 +318,10 @@ class World:
             with _named(field):
                 grid_hit = grid.footprint_collides(self.grid, footprint, poses, self.out_of_map,
                                                    threads=self.threads)
+        if self.sensors is not None and n:  # what the sensors see counts as the grid's
+            with _named(field):
+                grid_hit = grid_hit | grid.footprint_collides(
+                    self.sensors, footprint, poses, "free", threads=self.threads)
         index = np.full(n, -1, dtype=np.int64)
         distance = np.full(n, np.inf)
         on_footprint = np.full((n, 2), np.nan)

@@ -67,8 +67,8 @@ def test_layers_select_what_is_checked_and_a_missing_map_is_named():
     assert both.grid is w.grid and both.obstacles is w.obstacles
     with pytest.raises(QueryError, match="no map received"):
         World(None, w.obstacles).view(LAYER_GRID, LAYER_GRID, "no map received on /map")
-    with pytest.raises(QueryError, match="layers is 7"):
-        w.view(7, LAYER_GRID, "")
+    with pytest.raises(QueryError, match="layers is 8"):  # 4 is LAYER_SENSORS (#25)
+        w.view(8, LAYER_GRID, "")
 
 
 def test_points_out_of_range_or_off_the_grid_name_their_field():
