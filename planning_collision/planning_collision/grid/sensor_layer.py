@@ -152,3 +152,22 @@ def _mark(last_seen, cells, hit, stamp):
         y = cells[k, 1]
         if hit[k] and 0 <= x < cols and 0 <= y < rows and last_seen[y, x] < stamp:
             last_seen[y, x] = stamp
+
+
+def scan_rays(pose, angle_min: float, angle_increment: float, ranges, range_min: float,
+              range_max: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A planar scan (sensor_msgs/LaserScan's fields) taken at the sensor's world ``pose``
+    (x, y, yaw) as rays for :meth:`SensorLayer.add_rays`: ``(sensor_xy (2,), ends (N, 2),
+    hit (N,))``. A reading in [range_min, range_max) is a return; one at or beyond range_max
+    (+inf: nothing within range, REP 117) clears the beam's whole range with no return; a
+    reading below range_min, -inf or NaN (too close, invalid) is left out."""
+    x, y, yaw = (finite_scalar(v, f"pose[{k}]") for k, v in enumerate(pose))
+    r = np.asarray(ranges, dtype=np.float64).reshape(-1)
+    angles = yaw + angle_min + angle_increment * np.arange(r.size)
+    hit = (r >= range_min) & (r < range_max)
+    free = ~hit & (r >= range_max)  # NaN compares false: left out
+    keep = hit | free
+    length = np.where(hit, r, range_max)[keep]
+    ends = np.column_stack([x + length * np.cos(angles[keep]),
+                            y + length * np.sin(angles[keep])])
+    return np.array([x, y]), ends, hit[keep]

@@ -9,7 +9,7 @@ from skimage.draw import line as sk_line
 
 from planning_collision.geometry import ConvexShape
 from planning_collision.grid import GridMap, footprint_collides, line_of_sight_batch
-from planning_collision.grid.sensor_layer import SensorLayer
+from planning_collision.grid.sensor_layer import SensorLayer, scan_rays
 
 
 def layer(decay=0.5):
@@ -134,3 +134,16 @@ def test_bad_rays_are_refused_by_name():
         s.add_rays((0, 0), [(1, float("nan"))], [True], 0.0)
     with pytest.raises(ValueError, match="stamp"):
         s.add_rays((0, 0), [(1, 1)], [True], float("inf"))
+
+
+def test_scan_rays_follow_rep117():
+    ranges = [1.0, np.inf, 5.0, 0.01, -np.inf, np.nan, 2.0]
+    origin, ends, hit = scan_rays((1.0, 2.0, np.pi / 2), -np.pi / 2, np.pi / 6, ranges,
+                                  0.05, 5.0)
+    assert origin.tolist() == [1.0, 2.0]
+    # kept: beams 0 (return), 1 (+inf: clear to 5 m), 2 (at range_max: clear), 6 (return)
+    assert hit.tolist() == [True, False, False, True]
+    angles = np.pi / 2 - np.pi / 2 + np.pi / 6 * np.array([0, 1, 2, 6])
+    lengths = np.array([1.0, 5.0, 5.0, 2.0])
+    want = np.column_stack([1.0 + lengths * np.cos(angles), 2.0 + lengths * np.sin(angles)])
+    np.testing.assert_allclose(ends, want, atol=1e-12)
