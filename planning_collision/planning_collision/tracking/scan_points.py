@@ -57,8 +57,9 @@ def drop_near(scan: ScanPoints, centres, radii, margin: float = 0.0) -> ScanPoin
     if not centres.shape[0] or not scan.points.shape[0]:
         return scan
     reach = np.asarray(radii, dtype=np.float64).reshape(-1) + margin
-    d2 = ((scan.points[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
-    return keep(scan, ~(d2 <= (reach * reach)[None, :]).any(axis=1))
+    dx = scan.points[:, 0:1] - centres[:, 0]
+    dy = scan.points[:, 1:2] - centres[:, 1]
+    return keep(scan, ~(dx * dx + dy * dy <= reach * reach).any(axis=1))
 
 
 class StaticMask:
@@ -80,6 +81,31 @@ class StaticMask:
         self.origin = (float(origin_x), float(origin_y))
         self.margin = float(margin)
         self.grown = grow(grid, int(np.ceil(margin / resolution)))
+
+    @classmethod
+    def from_polygons(cls, polygons, resolution: float = 0.05,
+                      margin: float = 0.1) -> StaticMask | None:
+        """The mask of the polygons' edges (rings of (k, 2) vertices: a laser sees a
+        polygon's boundary, never its inside), grown by ``margin``; None without any edge."""
+        rings = [np.asarray(p, dtype=np.float64).reshape(-1, 2) for p in polygons]
+        rings = [r for r in rings if r.shape[0] >= 2]
+        if not rings:
+            return None
+        a = np.concatenate(rings)
+        b = np.concatenate([np.roll(r, -1, axis=0) for r in rings])
+        lo, hi = a.min(axis=0) - margin - resolution, a.max(axis=0) + margin + resolution
+        shape = (int(np.ceil((hi[1] - lo[1]) / resolution)) + 1,
+                 int(np.ceil((hi[0] - lo[0]) / resolution)) + 1)
+        grid = np.zeros(shape, dtype=bool)
+        length = np.hypot(*(b - a).T)
+        samples = np.maximum(np.ceil(length / (0.5 * resolution)).astype(np.int64), 1) + 1
+        owner = np.repeat(np.arange(a.shape[0]), samples)
+        start = np.concatenate(([0], np.cumsum(samples)[:-1]))
+        f = (np.arange(owner.size) - start[owner]) / (samples[owner] - 1)
+        points = a[owner] + (b - a)[owner] * f[:, None]
+        cells = np.floor((points - lo) / resolution).astype(np.int64)
+        grid[cells[:, 1], cells[:, 0]] = True
+        return cls(grid, resolution, lo[0], lo[1], margin)
 
     def occupied(self, points) -> np.ndarray:
         """(m,) whether each point lies on a grown occupied cell."""

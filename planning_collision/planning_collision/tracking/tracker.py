@@ -57,7 +57,7 @@ class TrackerSettings:
     confirm_hits: int = 2
     lost_after: float = 0.25  # s unseen: deleted
     still_speed: float = 0.1  # m/s
-    velocity_time: float = 0.3  # s
+    velocity_time: float = 0.8  # s
     max_growth: float = 0.5  # m
     radius_smoothing: float = 0.3  # weight of a new cluster's radius
 

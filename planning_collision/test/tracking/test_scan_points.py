@@ -71,3 +71,12 @@ def test_mask_checks_its_input():
         StaticMask(np.zeros((2, 2)), 0.0, 0, 0)
     with pytest.raises(ValueError, match="margin"):
         StaticMask(np.zeros((2, 2)), 0.1, 0, 0, margin=np.nan)
+
+
+def test_mask_from_polygons_covers_their_edges_only():
+    square = np.array([(0.0, 0.0), (2.0, 0.0), (2.0, 2.0), (0.0, 2.0)])
+    mask = StaticMask.from_polygons([square], resolution=0.05, margin=0.1)
+    on_edges = np.array([(1.0, 0.0), (2.0, 1.3), (0.7, 2.0), (0.0, 0.4), (2.08, 1.0)])
+    assert mask.occupied(on_edges).all()
+    assert not mask.occupied([(1.0, 1.0), (2.3, 1.0), (-0.3, -0.3)]).any()
+    assert StaticMask.from_polygons([]) is None
