@@ -81,7 +81,18 @@ def test_rosdoc2_finds_the_sphinx_project():
     (sphinx,) = [b["sphinx"] for b in config["builders"] if "sphinx" in b]
     source = (REPO / "planning_collision" / sphinx["sphinx_sourcedir"]).resolve()
     assert source == REPO / "doc"
-    assert (source / "conf.py").is_file() and (source / "index.md").is_file()
+    assert (source / "conf.py").is_file() and (source / "index.rst").is_file()
+
+
+def test_every_page_is_in_the_index():
+    """Sphinx (and rosdoc2) show a page only through a toctree: a new page in doc/ must be
+    listed in doc/index.rst."""
+    index = (REPO / "doc" / "index.rst").read_text()
+    listed = set(re.findall(r"^   ([\w/-]+)$", index, flags=re.M))
+    pages = {str(page.relative_to(REPO / "doc").with_suffix(""))
+             for page in (REPO / "doc").rglob("*.md")}
+    assert not pages - listed, f"add to a toctree in doc/index.rst: {sorted(pages - listed)}"
+    assert not listed - pages, f"doc/index.rst lists missing pages: {sorted(listed - pages)}"
 
 
 def test_license_and_changelogs_exist():
