@@ -145,6 +145,28 @@ def alternate(fn_ours, fn_peer, repeat):
     return best_ours, best_peer
 
 
+def paired(fn_ours, fn_peer, repeat):
+    """:func:`alternate`'s best-of-``repeat`` seconds of each function, and the median of the
+    ratios peer / ours of the ``repeat`` pairs of neighbouring runs.
+
+    The best-of ratio drifts with the machine's load when the two runs differ in length: on a
+    busy machine the short run (ours) more often finds a quiet slot than the long one, so the
+    ratio rises (5.9x for polygon-disc pairs at a load average of 7, 4.5x at 1). Two runs side
+    by side see about the same load, so the median of their ratios drifts less."""
+    best_ours = best_peer = math.inf
+    ratios = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn_ours()
+        t1 = time.perf_counter()
+        fn_peer()
+        t2 = time.perf_counter()
+        best_ours = min(best_ours, t1 - t0)
+        best_peer = min(best_peer, t2 - t1)
+        ratios.append((t2 - t1) / (t1 - t0))
+    return best_ours, best_peer, float(np.median(ratios))
+
+
 def per_call(fn, calls, repeat):
     """Best-of-``repeat`` seconds per call of ``fn`` over ``calls`` calls."""
     best = math.inf
@@ -299,19 +321,20 @@ def bench_polygon_discs(table, rng, n, repeat):
     err = float(np.max(np.abs(res.distance - np.maximum(core - radii, 0.0))))
     flags = bool(np.array_equal(res.intersecting, core <= radii))
     check("polygon-disc vs shapely", err <= 1e-9 and flags, f"max error = {err:.1e}")
-    ours, peer = alternate(
+    ours, peer, median = paired(
         lambda: gjk_distance_batch(pa, ca, zero, centers, ones, radii, threads=1),
         lambda: shapely.distance(ga, gc) - radii,
         repeat,
     )
+    # The target is judged on the median of paired runs: the best-of ratio rises with load.
     table.add(
         f"gjk_distance_batch, {n:,} polygon-disc pairs",
         rate(n, ours),
         "shapely.distance(poly, centre) - r",
         rate(n, peer),
-        f"{peer / ours:.1f}x",
-        ">= 4x",
-        peer / ours >= 4.0,
+        f"{peer / ours:.1f}x (paired median {median:.1f}x)",
+        ">= 4x (paired median)",
+        median >= 4.0,
     )
 
 
