@@ -58,6 +58,16 @@ from planning_collision.orca import DiffDriveLimits
 from planning_collision.orca.heading_guard import guarded_forward_speeds
 from planning_collision.orca.validation import MAX_MAGNITUDE
 
+from .latency import (
+    REACH_TIME,
+    StepPeriods,
+    braking_growth,
+    latency_growth,
+    loop_latency,
+    merge_lines,
+    per_agent_lines,
+    reachable_lines,
+)
 from .localization import ODOM_ORIGIN, POSE_TOPIC, MapFromOdom
 
 GOAL, CMD_VEL = "goal", "cmd_vel"
@@ -78,7 +88,7 @@ SETTING_BOUNDS: dict[str, dict] = {
                      "tracking_error", "stop_pub_timeout"), {"above": 0.0}),
     **dict.fromkeys(("latency_allowance", "goal_tolerance", "safety_margin",
                      "symmetry_breaking", "keep_apart_margin", "localization_timeout",
-                     "localization_travel"), {"at_least": 0.0}),
+                     "localization_travel", "command_latency"), {"at_least": 0.0}),
     "plausible_speed_factor": {"at_least": 1.0},  # a robot may drive at its max_speed
     "side_preference": {},
     "max_neighbors": {"at_least": 0, "integer": True},
@@ -87,6 +97,8 @@ AGENT_BOUNDS: dict[str, dict] = {
     "radius": {"above": 0.0},
     "max_speed": {"above": 0.0},
     "responsibility": {"at_least": 0.0, "at_most": 1.0},
+    "max_linear_accel": {"at_least": 0.0},  # 0: none (the base reaches a command at once)
+    "max_angular_accel": {"at_least": 0.0},
 }
 
 
@@ -117,6 +129,7 @@ class FleetSettings:
     stop_pub_timeout: float = 0.5
     localization_timeout: float = 1.0
     localization_travel: float = 0.5
+    command_latency: float = 0.0  # seconds from publishing a command to the base applying it
 
     def check(self) -> None:
         """Raise ValueError naming the first setting the fleet cannot run with."""
@@ -142,6 +155,8 @@ class AgentSpec:
     pose_source: str = ODOM_ORIGIN
     odom_origin: tuple[float, float, float] = (0.0, 0.0, 0.0)
     enabled: bool = True  # controlled agents: False hands the robot to someone else
+    max_linear_accel: float = 0.0  # m/s^2 the base changes its velocity by; 0: at once
+    max_angular_accel: float = 0.0  # rad/s^2 (differential drive); 0: at once
 
     def check(self) -> None:
         for key, bounds in AGENT_BOUNDS.items():
@@ -208,6 +223,7 @@ class _Placement(NamedTuple):
     radii: np.ndarray  # radius in the ORCA problem (margins and latency growth)
     localization_ages: np.ndarray
     localization_stale: np.ndarray
+    latency: np.ndarray  # seconds from the odometry's measurement to the command in force
 
 
 class _Activity(NamedTuple):
@@ -237,7 +253,8 @@ class _Problem(NamedTuple):
     preferred: np.ndarray  # (n, 2)
     responsibility: np.ndarray
     constrained: list  # per row: the trackable polygon of an active differential drive
-    constraint_counts: np.ndarray  # per row: its differential-drive limit lines
+    constraint_counts: np.ndarray  # per row: its limit lines (differential drive, reachable)
+    reachable: list | None = None  # per row: the reachable velocities' lines (acceleration)
 
 
 class _Commands(NamedTuple):
@@ -323,6 +340,7 @@ class FleetController:
         self._was_engaged = np.zeros(k, dtype=bool)
         self._was_stale_localization = np.zeros(len(self._agents), dtype=bool)
         self._placed_once = np.zeros(k, dtype=bool)
+        self._periods = StepPeriods()  # the control periods achieved (the latency model)
         self.steps = 0
         self._derive()
 
@@ -359,8 +377,12 @@ class FleetController:
         self.responsibility = np.array([a.responsibility for a in specs], dtype=np.float64)
         self.unicycle = np.array([not a.holonomic for a in specs], dtype=bool)
         self.enabled = np.array([a.enabled for a in specs[:k]], dtype=bool)
+        self.max_linear_accel = np.array([a.max_linear_accel for a in specs], dtype=np.float64)
+        # A turn rate reached max_angular_speed / max_angular_accel late: a longer turn.
         limits = [None if a.holonomic else DiffDriveLimits(
-            float(a.max_speed), s.max_angular_speed, s.time_to_holo, s.tracking_error)
+            float(a.max_speed), s.max_angular_speed, s.time_to_holo + (
+                s.max_angular_speed / a.max_angular_accel if a.max_angular_accel > 0.0
+                else 0.0), s.tracking_error)
             for a in specs[:k]]
         groups: dict[DiffDriveLimits, list[int]] = {}
         for i, lim in enumerate(limits):
@@ -503,7 +525,7 @@ class FleetController:
             lines = half_planes(result, problem.rows, problem.row_of, activity.active,
                                 problem.constraint_counts)
         events = self._events(place, activity.reasons)
-        self._remember(place, activity, told)
+        self._remember(now, place, activity, told)
         return FleetStep(
             commands=told.commands, active=activity.active, reasons=activity.reasons,
             known=place.known, fresh=place.fresh, positions=place.positions,
@@ -537,7 +559,15 @@ class FleetController:
         headings = poses[:, 2]
         velocities = np.column_stack(se2.rotate(body[:, 0], body[:, 1], headings))
         late = np.clip(np.where(known, ages, 0.0), 0.0, s.odom_timeout)
-        growth = self.max_speed * np.clip(late - s.latency_allowance, 0.0, None)
+        # The whole loop (fleet/latency.py): odometry age, command delivery, and for the
+        # controlled agents how much longer than a period their commands may stand.
+        lateness = np.zeros(n)
+        lateness[:self.controlled] = min(self._periods.lateness(s.time_step, now),
+                                          s.odom_timeout)
+        latency = loop_latency(late, s.odom_timeout, s.command_latency, lateness)
+        speeds = np.minimum(np.hypot(body[:, 0], body[:, 1]), self.max_speed)
+        growth = (latency_growth(latency, self.max_speed, s.latency_allowance)
+                  + braking_growth(speeds, self.max_linear_accel))
         localization_ages, localization_stale = self._localization(now, known)
         return _Placement(
             known=known, fresh=fresh, ages=ages,
@@ -545,7 +575,8 @@ class FleetController:
             headings=headings, velocities=velocities,
             radii=(self.radius + s.safety_margin + growth
                    + np.where(self.unicycle, s.tracking_error, 0.0)),
-            localization_ages=localization_ages, localization_stale=localization_stale)
+            localization_ages=localization_ages, localization_stale=localization_stale,
+            latency=latency)
 
     def _activity(self, now: float, place: _Placement) -> _Activity:
         """Who ORCA commands: engaged controlled agents with fresh odometry and localization
@@ -604,11 +635,20 @@ class FleetController:
         responsibility = self.responsibility.copy()
         responsibility[:k][~active] = 1.0
         constrained = [self.trackable[i] if i < k and reactive[i] else None for i in rows]
+        # A holonomic base with an acceleration limit: only the velocities it reaches within
+        # the time the command stands, from the one it may have by then (fleet/latency.py).
+        holonomic = np.ones(len(self._agents), dtype=bool)
+        holonomic[:k] = ~self.unicycle[:k]
+        limited = (reactive & holonomic & (self.max_linear_accel > 0.0))[rows]
+        reach = self.max_linear_accel * (place.latency
+                                         + max(self.settings.time_step, REACH_TIME))
+        reachable, reach_counts = reachable_lines(velocities[rows], reach[rows], limited)
         return _Problem(
             rows=rows, row_of=row_of, reactive=reactive, velocities=velocities,
             preferred=preferred_all, responsibility=responsibility, constrained=constrained,
             constraint_counts=np.array([0 if c is None else len(c) for c in constrained],
-                                       np.int64))
+                                       np.int64) + reach_counts,
+            reachable=reachable if limited.any() else None)
 
     def _solve(self, place: _Placement, problem: _Problem, obstacles,
                want_lines: bool, discs=None) -> orca.VelocityResult | None:
@@ -617,8 +657,7 @@ class FleetController:
         s, rows = self.settings, problem.rows
         if not rows.size:
             return None
-        lines = (orca.diff_drive_constraints(place.headings[rows], problem.constrained)
-                 if problem.constraint_counts.any() else None)
+        lines = self._constraint_lines(place, problem)
         d = 0 if discs is None else len(discs.radii)
 
         def plus(values, extra):  # the problem's rows, then the discs'
@@ -650,6 +689,17 @@ class FleetController:
             self.warn("speed-clamped", f"ORCA's last check clamped the velocity of "
                       f"{', '.join(clamped)}")
         return result
+
+    @staticmethod
+    def _constraint_lines(place: _Placement, problem: _Problem):
+        """The problem rows' hard limit lines: differential drive, then reachable velocities
+        (None when no row has any)."""
+        if not problem.constraint_counts.any():
+            return None
+        lines = orca.diff_drive_constraints(place.headings[problem.rows], problem.constrained)
+        if problem.reachable is None:
+            return lines
+        return merge_lines(per_agent_lines(lines), problem.reachable)
 
     def _commands(self, place: _Placement, active: np.ndarray, preferred: _Preferred,
                   problem: _Problem, result) -> _Commands:
@@ -710,8 +760,10 @@ class FleetController:
         return self._report(place.fresh, reasons) + self._report_localization(
             place.localization_ages, place.localization_stale)
 
-    def _remember(self, place: _Placement, activity: _Activity, told: _Commands) -> None:
+    def _remember(self, now: float, place: _Placement, activity: _Activity,
+                  told: _Commands) -> None:
         """What the next step needs from this one: the only place a step writes to ``self``."""
+        self._periods.step(now)
         self._placed_once |= place.known[:self.controlled]
         self._was_fresh = place.fresh.copy()
         self._was_stale_localization = place.localization_stale.copy()
