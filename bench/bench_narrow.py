@@ -1,0 +1,448 @@
+"""Benchmark: narrow spaces (issue #22 item 4): our FleetController beside navground's ORCA.
+
+Scenes (``planning_collision.sim.scenes``): corridors 1.5 and 3 robot diameters wide, a
+0.8 m doorway, a 4-way intersection of 1.5 m corridors, with 2-16 robots swapping sides; and
+antipodal circles of 2-30 robots at a 0.02 s time step. Robots: radius 0.25 m, 0.6 m/s, half
+of them differential drives; each seed jitters the starts and picks the drives.
+
+Ours: ``FleetController`` (goal mode, the settings of the shipped ``config/orca.yaml``, time
+step = the scene's) commanding ``FleetSimulation`` in lock-step, true poses as odometry,
+walls as ORCA polygons. Only the goal is given: finding the way through the passage is the
+controller's job (when the controller takes a world, ``set_world``, it gets the routes and
+passages ``sim.fleet_loop.world_routes`` builds from the scene's occupancy grid, as orca_node
+does from a map).
+
+navground 0.7.0 (PyPI ``navground``, C++): its ``ORCA`` behavior with the same radius,
+safety margin, speeds (optimal 0.5, max 0.6), neighbour range (3 m), neighbour count,
+time horizons (2 s agents, 1 s walls) and time step; the walls as line segments (every edge of
+ours); holonomic robots with ``Omni`` kinematics, differential drives with ``2WDiff`` (wheel
+axis so that the top turn rate is orca.yaml's max_angular_speed; ORCA's effective centre off, as
+it would stop the robot's centre short of its goal).
+navground plans nothing, so each of its robots follows waypoints through the passage (in at
+its near end, out at the far end, then its goal): a route we do not give ours.
+
+Per run: success (every robot within 0.15 m of its goal before the timeout, 60 s + 15 s per
+robot); contacts, counted once as each begins: robot-robot and robot-wall (the simulator's
+contact monitor on the poses after each step, and for navground also the collisions its world
+records, which it resolves by pushing agents apart); makespan (the last arrival); the longest
+wait (``sim.progress``: time a robot that has not arrived went without moving 0.1 m). A run
+in which every robot still out has waited 60 s is stopped as a deadlock. Baseline "one at a
+time": the robots strictly one after another, each alone along its route (start, waypoints,
+goal) at the preferred speed, 0.5 m/s: the sum of the route lengths / 0.5 (seed 0; no
+turning or slowing, so lower than any real run of it: the ratio is strict).
+
+Targets (ours; the issue's "done when"): per family and robot count >= 99 % success, 0
+contacts, median makespan <= 1.5 x the one-at-a-time baseline, no wait longer than 30 s, and
+no deadlock in the circles. Exits with status 1 if one is missed.
+
+Writes a markdown table to stdout and to ``doc/bench/narrow_table.md``, the per-run results
+to ``doc/bench/narrow_runs.csv`` and the plots to ``doc/bench/narrow.png``.
+
+Usage: .venv/bin/python bench/bench_narrow.py [--quick] [--seeds 100] [--families ...]
+       [--sizes 2 4 8 16] [--circle-sizes 2 4 8 16 30] [--no-navground] [--jobs 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import multiprocessing
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+from machine import machine_header  # bench/machine.py
+
+REPO = Path(__file__).resolve().parents[1]
+ORCA_YAML = REPO / "planning_collision" / "config" / "orca.yaml"
+OUTPUT = REPO / "doc" / "bench"
+GOAL_TOLERANCE = 0.15  # the simulator's arrival (a little more than the controller's 0.1)
+DEADLOCK_WAIT = 60.0  # every robot still out has waited this long: stop, a deadlock
+TARGET_SUCCESS, TARGET_RATIO, TARGET_WAIT = 0.99, 1.5, 30.0
+OURS, NAVGROUND = "ours", "navground ORCA"
+
+
+@dataclass
+class Outcome:
+    family: str
+    robots: int
+    seed: int
+    controller: str
+    success: bool
+    deadlock: bool
+    arrived: int
+    makespan: float  # nan unless success
+    robot_contacts: int
+    wall_contacts: int
+    min_separation: float
+    min_wall_clearance: float
+    longest_wait: float
+    sim_time: float
+    wall_seconds: float
+
+
+def orca_settings(time_step: float):
+    """FleetSettings from the shipped orca.yaml (every key FleetSettings has), at
+    ``time_step``."""
+    import yaml
+
+    from planning_collision.fleet import FleetSettings
+
+    params = yaml.safe_load(ORCA_YAML.read_text())["/**/orca_node"]["ros__parameters"]
+    names = {f.name for f in fields(FleetSettings)}
+    return FleetSettings(**{k: v for k, v in params.items() if k in names and k != "time_step"},
+                         time_step=time_step)
+
+
+class Referee:
+    """Contacts (counted as they begin), separations, wall clearance, waits and arrivals."""
+
+    def __init__(self, scene, start_xy: np.ndarray):
+        from planning_collision.sim.progress import ProgressWatch
+        from planning_collision.sim.simulation import ContactMonitor, obstacle_shapes
+
+        scenario = scene.scenario
+        parts, ids = obstacle_shapes(scenario.obstacles)
+        self.names = scenario.names
+        self.monitor = ContactMonitor(self.names, [r.radius for r in scenario.robots], parts,
+                                      ids)
+        self.goals = np.array([r.goal for r in scenario.robots])
+        self.arrival = np.full(len(self.names), np.nan)
+        self.watch = ProgressWatch(start_xy)
+        self.current: set = set()
+        self.robot_contacts = self.wall_contacts = 0
+        self.min_separation = math.inf
+        self.min_clearance = math.inf
+
+    def observe(self, now: float, poses: np.ndarray, extra: set | None = None) -> None:
+        contacts = {tuple(sorted(c)) if c[1] in self.names else c
+                    for c in self.monitor.contacts(poses) | (extra or set())}
+        for _, other in contacts - self.current:
+            if other in self.names:
+                self.robot_contacts += 1
+            else:
+                self.wall_contacts += 1
+        self.current = contacts
+        if len(self.names) > 1:
+            self.min_separation = min(self.min_separation,
+                                      float(self.monitor.separations(poses[:, :2]).min()))
+        clearance = self.monitor.obstacle_clearance(poses)
+        if clearance.size:
+            self.min_clearance = min(self.min_clearance, float(clearance.min()))
+        near = np.hypot(*(poses[:, :2] - self.goals).T) <= GOAL_TOLERANCE
+        self.arrival[near & np.isnan(self.arrival)] = now
+        self.watch.update(now, poses[:, :2], self.done)
+
+    @property
+    def done(self) -> np.ndarray:
+        return ~np.isnan(self.arrival)
+
+    def deadlocked(self) -> bool:
+        out = ~self.done
+        return bool(out.any() and (self.watch.waiting()[out] >= DEADLOCK_WAIT).all())
+
+    def outcome(self, scene, family, seed, controller, now, wall_seconds) -> Outcome:
+        success = bool(self.done.all())
+        return Outcome(family, scene.size, seed, controller, success,
+                       not success and self.deadlocked(), int(self.done.sum()),
+                       float(np.max(self.arrival)) if success else math.nan,
+                       self.robot_contacts, self.wall_contacts, self.min_separation,
+                       self.min_clearance, float(self.watch.longest.max()), now, wall_seconds)
+
+
+def run_ours(scene, family: str, seed: int, label: str) -> Outcome:
+    from planning_collision import orca
+    from planning_collision.fleet import AgentSpec, FleetController
+    from planning_collision.sim.simulation import FleetSimulation
+
+    started = time.perf_counter()
+    scenario, dt = scene.scenario, scene.time_step
+    settings = orca_settings(dt)
+    specs = [AgentSpec(r.name, radius=r.radius, max_speed=r.max_speed,
+                       holonomic=r.drive == "holonomic", goal=tuple(r.goal))
+             for r in scenario.robots]  # odom_origin (0, 0, 0): odometry = the true poses
+    controller = FleetController(specs, (), settings)
+    polygons = scene.polygons()
+    from planning_collision.sim import fleet_loop
+
+    if polygons and hasattr(controller, "set_world") and hasattr(fleet_loop, "world_routes"):
+        # routes and passages from the scene's map, as orca_node builds them from a map
+        controller.set_world(*fleet_loop.world_routes(scene.grid(), scenario, settings))
+    obstacles = orca.build_obstacles(polygons) if polygons else None
+    sim = FleetSimulation(scenario, dt, record=False, goal_tolerance=GOAL_TOLERANCE)
+    referee = Referee(scene, sim.poses[:, :2])
+    n = len(specs)
+    for _ in range(int(round(scenario.timeout / dt))):
+        now = sim.time
+        poses, twists = sim.poses, sim.velocities
+        for i in range(n):
+            x, y, yaw = poses[i]
+            controller.odometry(i, now, now, x, y, 0.0, 0.0, math.sin(yaw / 2),
+                                math.cos(yaw / 2), *twists[i])
+        step = controller.step(now, obstacles)
+        for i in np.flatnonzero(step.publish):
+            sim.command(specs[i].name, step.commands[i])
+        sim.step()
+        referee.observe(sim.time, sim.poses)
+        if referee.done.all() or referee.deadlocked():
+            break
+    return referee.outcome(scene, family, seed, label, sim.time, time.perf_counter() - started)
+
+
+def run_navground(scene, family: str, seed: int, label: str) -> Outcome:
+    import navground.core as core
+    import navground.sim as ngsim
+
+    started = time.perf_counter()
+    scenario, dt = scene.scenario, scene.time_step
+    settings = orca_settings(dt)
+    world = ngsim.World()
+    for a, b in scene.segments():
+        world.add_wall(ngsim.Wall(a.astype(np.float32), b.astype(np.float32)))
+    agents = []
+    for k, (robot, route) in enumerate(zip(scenario.robots, scene.routes, strict=True)):
+        behavior = core.Behavior.make_type("ORCA")
+        behavior.time_horizon = settings.time_horizon
+        behavior.static_time_horizon = settings.time_horizon_obst
+        behavior.horizon = settings.neighbor_dist
+        behavior.max_neighbors = settings.max_neighbors
+        behavior.optimal_speed = settings.pref_speed
+        behavior.safety_margin = settings.safety_margin
+        if robot.drive == "holonomic":
+            kinematics = core.Kinematics.make_type("Omni")
+        else:
+            kinematics = core.Kinematics.make_type("2WDiff")
+            kinematics.wheel_axis = 2.0 * robot.max_speed / settings.max_angular_speed
+        kinematics.max_speed = robot.max_speed
+        task = ngsim.Task.make_type("Waypoints")
+        task.waypoints = [tuple(p) for p in route]
+        task.tolerances = [0.3] * (len(route) - 1) + [settings.goal_tolerance]
+        estimation = ngsim.StateEstimation.make_type("Bounded")
+        estimation.range = settings.neighbor_dist
+        estimation.update_static_obstacles = True
+        agent = ngsim.Agent(radius=robot.radius, behavior=behavior, kinematics=kinematics,
+                            task=task, state_estimations=[estimation], control_period=dt,
+                            id=k)
+        agent.pose = core.Pose2(tuple(robot.start[:2]), robot.start[2])
+        world.add_agent(agent)
+        agents.append(agent)
+
+    def name(entity) -> str:
+        return scenario.robots[entity.id].name if isinstance(entity, ngsim.Agent) else "wall"
+
+    def poses() -> np.ndarray:
+        return np.array([(*a.position, a.orientation) for a in agents], dtype=np.float64)
+
+    referee = Referee(scene, poses()[:, :2])
+    now = 0.0
+    for step in range(int(round(scenario.timeout / dt))):
+        world.update(dt)
+        now = (step + 1) * dt
+        recorded = set()
+        for pair in world.collisions:  # navground pushes colliding agents apart at once
+            one, two = sorted(map(name, pair))  # "robotN" < "wall"
+            recorded.add((one, two))
+        referee.observe(now, poses(), recorded)
+        if referee.done.all() or referee.deadlocked():
+            break
+    return referee.outcome(scene, family, seed, label, now, time.perf_counter() - started)
+
+
+RUNNERS = {OURS: run_ours, NAVGROUND: run_navground}
+
+
+def one_at_a_time(scene, pref_speed: float) -> float:
+    """The makespan of letting the robots through strictly one after another, each alone at
+    its preferred speed along its route (start, the scene's waypoints, goal): the sum of the
+    route lengths over the speed (no turning, no slowing: a lower bound of the real one)."""
+    total = 0.0
+    for robot, route in zip(scene.scenario.robots, scene.routes, strict=True):
+        points = np.array([robot.start[:2], *route])
+        total += float(np.hypot(*np.diff(points, axis=0).T).sum())
+    return total / pref_speed
+
+
+def job(task):
+    family, n, seed, controller = task
+    from planning_collision.sim.scenes import make_scene
+
+    return RUNNERS[controller](make_scene(family, n, seed), family, seed, controller)
+
+
+def summarize(outcomes: list[Outcome], baselines: dict) -> list[dict]:
+    groups: dict[tuple, list[Outcome]] = {}
+    for o in outcomes:
+        groups.setdefault((o.family, o.robots, o.controller), []).append(o)
+    rows = []
+    for (family, n, controller), runs in groups.items():
+        ok = [o for o in runs if o.success]
+        makespan = statistics.median([o.makespan for o in ok]) if ok else math.nan
+        baseline = baselines.get((family, n), math.nan)
+        rows.append({
+            "family": family, "robots": n, "controller": controller, "runs": len(runs),
+            "success": len(ok) / len(runs),
+            "deadlocks": sum(o.deadlock for o in runs),
+            "robot_contacts": sum(o.robot_contacts for o in runs),
+            "wall_contacts": sum(o.wall_contacts for o in runs),
+            "runs_with_contact": sum((o.robot_contacts + o.wall_contacts) > 0 for o in runs),
+            "min_wall_clearance": min(o.min_wall_clearance for o in runs),
+            "makespan": makespan, "baseline": baseline, "ratio": makespan / baseline,
+            "longest_wait": max(o.longest_wait for o in runs),
+            "seconds_per_run": statistics.mean(o.wall_seconds for o in runs),
+        })
+    return rows
+
+
+def targets_missed(row: dict) -> list[str]:
+    missed = []
+    if row["success"] < TARGET_SUCCESS:
+        missed.append(f"success {row['success']:.0%}")
+    if row["robot_contacts"] or row["wall_contacts"]:
+        missed.append("contacts")
+    if not row["ratio"] <= TARGET_RATIO:
+        missed.append("makespan")
+    if row["longest_wait"] > TARGET_WAIT:
+        missed.append("wait")
+    if row["family"] == "circle" and row["deadlocks"]:
+        missed.append("deadlock")
+    return missed
+
+
+def fmt(value: float, spec: str = ".1f") -> str:
+    return "-" if not math.isfinite(value) else format(value, spec)
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| scene | robots | controller | runs | success | deadlocks | contacts robot / wall "
+             "(runs with any) | min wall clearance m | makespan s (median) | one at a time s |"
+             " ratio | longest wait s | s per run | targets |",
+             "|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+    order = {OURS: 0, NAVGROUND: 1}
+    for r in sorted(rows, key=lambda r: (r["family"], r["robots"], order[r["controller"]])):
+        missed = targets_missed(r) if r["controller"] == OURS else []
+        verdict = ("met" if not missed else "missed: " + ", ".join(missed)) \
+            if r["controller"] == OURS else ""
+        clearance = r["min_wall_clearance"]
+        lines.append(
+            f"| {r['family']} | {r['robots']} | {r['controller']} | {r['runs']} | "
+            f"{r['success']:.0%} | {r['deadlocks']} | {r['robot_contacts']} / "
+            f"{r['wall_contacts']} ({r['runs_with_contact']}) | "
+            f"{fmt(clearance, '.3f') if math.isfinite(clearance) else 'no walls'} | "
+            f"{fmt(r['makespan'])} | {fmt(r['baseline'])} | {fmt(r['ratio'], '.2f')} | "
+            f"{fmt(r['longest_wait'])} | {r['seconds_per_run']:.2f} | {verdict} |")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    families = sorted({r["family"] for r in rows})
+    fig, axes = plt.subplots(3, len(families), figsize=(3.2 * len(families), 8.5),
+                             squeeze=False, sharex="col")
+    styles = {OURS: dict(color="tab:blue", marker="o", markersize=8),
+              NAVGROUND: dict(color="tab:orange", marker="s", markersize=5, fillstyle="none")}
+    for c, family in enumerate(families):
+        for controller, style in styles.items():
+            mine = sorted((r for r in rows if r["family"] == family
+                           and r["controller"] == controller), key=lambda r: r["robots"])
+            if not mine:
+                continue
+            x = [r["robots"] for r in mine]
+            axes[0, c].plot(x, [100 * r["success"] for r in mine], label=controller, **style)
+            axes[1, c].plot(x, [r["runs_with_contact"] / r["runs"] * 100 for r in mine],
+                            **style)
+            axes[2, c].plot(x, [r["ratio"] for r in mine], **style)
+        axes[0, c].set_title(family)
+        axes[0, c].set_ylim(-5, 105)
+        axes[1, c].set_ylim(-5, 105)
+        axes[2, c].axhline(TARGET_RATIO, color="grey", linestyle=":")
+        axes[2, c].set_ylim(bottom=0.0)
+        axes[2, c].xaxis.get_major_locator().set_params(integer=True)
+        axes[2, c].set_xlabel("robots")
+    axes[0, 0].set_ylabel("success %")
+    axes[1, 0].set_ylabel("runs with a contact %")
+    axes[2, 0].set_ylabel("makespan / one at a time")
+    axes[0, 0].legend(fontsize="small")
+    fig.suptitle("Narrow spaces: FleetController vs navground ORCA (pure simulator)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main() -> int:
+    from planning_collision.sim.scenes import FAMILIES, make_scene
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="2 seeds, 4 robots (circles: 8); a smoke test")
+    parser.add_argument("--seeds", type=int, default=100)
+    parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2, 4, 8, 16])
+    parser.add_argument("--circle-sizes", type=int, nargs="+", default=[2, 4, 8, 16, 30])
+    parser.add_argument("--no-navground", action="store_true")
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                        help="worker processes (default: one per usable core)")
+    parser.add_argument("--output", type=Path, default=OUTPUT)
+    args = parser.parse_args()
+    if args.quick:
+        args.seeds, args.sizes, args.circle_sizes = 2, [4], [8]
+    controllers = [OURS] + ([] if args.no_navground else [NAVGROUND])
+
+    from planning_collision.orca import warmup
+
+    header = machine_header()
+    print(header, flush=True)
+    warmup()
+    configs = [(f, n) for f in args.families
+               for n in (args.circle_sizes if f == "circle" else args.sizes)]
+    tasks = [(f, n, seed, c) for f, n in configs for c in controllers
+             for seed in range(args.seeds)]
+    started = time.perf_counter()
+    pref_speed = orca_settings(0.05).pref_speed
+    baselines = {(f, n): one_at_a_time(make_scene(f, n, 0), pref_speed) for f, n in configs}
+    print(f"{len(tasks)} runs", file=sys.stderr, flush=True)
+    outcomes: list[Outcome] = []
+    if args.jobs > 1:
+        with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+            outcomes = pool.map(job, tasks, chunksize=4)
+    else:
+        for k, t in enumerate(tasks):
+            outcomes.append(job(t))
+            if (k + 1) % 50 == 0:
+                print(f"{k + 1}/{len(tasks)} runs, {time.perf_counter() - started:.0f} s",
+                      file=sys.stderr, flush=True)
+    elapsed = time.perf_counter() - started
+    rows = summarize(outcomes, baselines)
+    text = table(rows)
+    command = "make bench" if not sys.argv[1:] else \
+        ".venv/bin/python bench/bench_narrow.py " + " ".join(sys.argv[1:])
+    print(text)
+    print(f"\n{len(tasks)} runs in {elapsed:.0f} s")
+    args.output.mkdir(parents=True, exist_ok=True)
+    (args.output / "narrow_table.md").write_text(
+        f"{header}\n\nCommand: `{command}` ({args.seeds} seeds per row, {len(tasks)} runs in "
+        f"{elapsed:.0f} s)\n\n{text}\n")
+    with open(args.output / "narrow_runs.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow([fld.name for fld in fields(Outcome)])
+        for o in outcomes:
+            writer.writerow([getattr(o, fld.name) for fld in fields(Outcome)])
+    plot(rows, args.output / "narrow.png")
+    missed = [(r["family"], r["robots"], targets_missed(r)) for r in rows
+              if r["controller"] == OURS and targets_missed(r)]
+    for family, n, what in missed:
+        print(f"missed: {family} with {n} robots: {', '.join(what)}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
