@@ -21,6 +21,8 @@ def status_message(step, names, with_lines: bool) -> OrcaStatus:
         st = OrcaAgentStatus(
             name=names[i], active=active[i], inactive_reason=step.reasons[i],
             odometry_age=float(step.ages[i]),
+            localization_age=float(step.localization_ages[i]),
+            localization_stale=bool(step.localization_stale[i]),
             agent_neighbors=int(step.agent_neighbors[i]),
             obstacle_neighbors=int(step.obstacle_lines[i]),
             infeasible=bool(step.infeasible[i] and active[i]),
