@@ -308,6 +308,35 @@ def _one_sided_edges(points, nxt, pool, start, size, sides):
     return count
 
 
+@numba.njit(cache=True, error_model="numpy")
+def _add_node(tree_vertex, tree_left, tree_right, node, parent, side):
+    """Makes room for tree node ``node`` (the arrays doubled when full) and links it below
+    ``parent`` (its left child for side 0, its right one for 1; none for a root)."""
+    if node == tree_vertex.shape[0]:
+        cap = 2 * tree_vertex.shape[0]
+        tree_vertex = _grow_ints(tree_vertex, cap)
+        tree_left = _grow_ints(tree_left, cap)
+        tree_right = _grow_ints(tree_right, cap)
+    if parent != NONE:
+        if side == 0:
+            tree_left[parent] = node
+        else:
+            tree_right[parent] = node
+    return tree_vertex, tree_left, tree_right
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _stack_room(stack_start, stack_size, stack_parent, stack_side, entries):
+    """The four stack arrays, doubled when they hold fewer than ``entries`` entries."""
+    if entries > stack_start.shape[0]:
+        cap = max(2 * stack_start.shape[0], entries)
+        stack_start = _grow_ints(stack_start, cap)
+        stack_size = _grow_ints(stack_size, cap)
+        stack_parent = _grow_ints(stack_parent, cap)
+        stack_side = _grow_ints(stack_side, cap)
+    return stack_start, stack_size, stack_parent, stack_side
+
+
 @numba.njit(cache=True, error_model="numpy", nogil=True)
 def _build_tree(vertices, exact_max, split_samples):
     """Binary space partition of the edges (RVO2's rules), cutting edges that straddle.
@@ -334,11 +363,10 @@ def _build_tree(vertices, exact_max, split_samples):
     polygon = _grow_ints(vertices.polygon, cap)
     n_vertices = n
 
-    node_cap = cap
     tree_vertex_init = np.empty(0, np.int64)
-    tree_vertex = _grow_ints(tree_vertex_init, node_cap)
-    tree_left = _grow_ints(tree_vertex_init, node_cap)
-    tree_right = _grow_ints(tree_vertex_init, node_cap)
+    tree_vertex = _grow_ints(tree_vertex_init, cap)
+    tree_left = _grow_ints(tree_vertex_init, cap)
+    tree_right = _grow_ints(tree_vertex_init, cap)
     n_nodes = 0
 
     # Pool of edge lists; the stack holds (start, length, parent node, 0 left / 1 right).
@@ -425,28 +453,16 @@ def _build_tree(vertices, exact_max, split_samples):
                     pool[start + kept] = j1
                     kept += 1
                     continue
-                if n_nodes == node_cap:
-                    node_cap *= 2
-                    tree_vertex = _grow_ints(tree_vertex, node_cap)
-                    tree_left = _grow_ints(tree_left, node_cap)
-                    tree_right = _grow_ints(tree_right, node_cap)
+                tree_vertex, tree_left, tree_right = _add_node(
+                    tree_vertex, tree_left, tree_right, n_nodes, parent, side)
                 node = n_nodes
                 n_nodes += 1
-                if parent != NONE:
-                    if side == 0:
-                        tree_left[parent] = node
-                    else:
-                        tree_right[parent] = node
                 tree_vertex[node] = j1
                 parent = node
                 side = sides[b]
             pool_len = start + kept
-            if top + 1 > stack_start.shape[0]:
-                cap = 2 * stack_start.shape[0]
-                stack_start = _grow_ints(stack_start, cap)
-                stack_size = _grow_ints(stack_size, cap)
-                stack_parent = _grow_ints(stack_parent, cap)
-                stack_side = _grow_ints(stack_side, cap)
+            stack_start, stack_size, stack_parent, stack_side = _stack_room(
+                stack_start, stack_size, stack_parent, stack_side, top + 1)
             stack_start[top] = start
             stack_size[top] = kept
             stack_parent[top] = parent
@@ -454,18 +470,10 @@ def _build_tree(vertices, exact_max, split_samples):
             top += 1
             continue
 
-        if n_nodes == node_cap:
-            node_cap *= 2
-            tree_vertex = _grow_ints(tree_vertex, node_cap)
-            tree_left = _grow_ints(tree_left, node_cap)
-            tree_right = _grow_ints(tree_right, node_cap)
+        tree_vertex, tree_left, tree_right = _add_node(
+            tree_vertex, tree_left, tree_right, n_nodes, parent, side)
         node = n_nodes
         n_nodes += 1
-        if parent != NONE:
-            if side == 0:
-                tree_left[parent] = node
-            else:
-                tree_right[parent] = node
 
         # Partition the other edges, cutting those that cross the split line: the right
         # list, then the left one, written above the pool's top and then moved down over
@@ -539,12 +547,8 @@ def _build_tree(vertices, exact_max, split_samples):
         pool_len = start + moved
         if sides.shape[0] < moved:
             sides = np.empty(2 * moved, np.int64)
-        if top + 2 > stack_start.shape[0]:
-            cap = 2 * stack_start.shape[0]
-            stack_start = _grow_ints(stack_start, cap)
-            stack_size = _grow_ints(stack_size, cap)
-            stack_parent = _grow_ints(stack_parent, cap)
-            stack_side = _grow_ints(stack_side, cap)
+        stack_start, stack_size, stack_parent, stack_side = _stack_room(
+            stack_start, stack_size, stack_parent, stack_side, top + 2)
         stack_start[top] = right_start
         stack_size[top] = n_right
         stack_parent[top] = node
