@@ -39,6 +39,7 @@ from geometry_msgs.msg import Point, Pose, PoseStamped  # noqa: E402
 from nav_msgs.msg import OccupancyGrid  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from round_trips import one_ray_round_trips  # noqa: E402  (bench/round_trips.py)
 
 from planning_collision.ros.service_call import call_service  # noqa: E402
 from planning_collision_interfaces.msg import Obstacle, ObstacleArray, Shape  # noqa: E402
@@ -206,18 +207,7 @@ def main() -> int:
                 return 1
 
         # 1. Sequential single line-of-sight round trips.
-        times = []
-        for i in range(1100):
-            a, b = rng.uniform(0, 50, 2), rng.uniform(0, 50, 2)
-            request = CheckLineOfSight.Request()
-            request.start.x, request.start.y = float(a[0]), float(a[1])
-            request.goal.x, request.goal.y = float(b[0]), float(b[1])
-            started = time.perf_counter()
-            reply = call(executor, los, request)
-            if i >= 100:
-                times.append(time.perf_counter() - started)
-            assert reply.success, reply.message
-        times_ms = np.array(times) * 1e3
+        times_ms = one_ray_round_trips(executor, los, rng, side=50.0, timeout=60.0)
         median, p99 = float(np.median(times_ms)), float(np.percentile(times_ms, 99))
         rows.append(("check_line_of_sight round trip, median (1000 sequential calls)",
                      f"{median:.2f} ms", "<= 1 ms", median <= 1.0))

@@ -60,6 +60,7 @@ def measure() -> int:
     from nav_msgs.msg import OccupancyGrid
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from round_trips import one_ray_round_trips  # bench/round_trips.py
 
     from planning_collision.ros.service_call import call_service
     from planning_collision_interfaces.srv import CheckLineOfSight, CheckLinesOfSight
@@ -101,17 +102,7 @@ def measure() -> int:
             if time.monotonic() > deadline or not server.running():
                 print("\n".join(server.lines[-20:]), file=sys.stderr)
                 return 1
-        times = []
-        for i in range(1100):
-            a, b = rng.uniform(0, 50, 2), rng.uniform(0, 50, 2)
-            request = CheckLineOfSight.Request()
-            request.start.x, request.start.y = float(a[0]), float(a[1])
-            request.goal.x, request.goal.y = float(b[0]), float(b[1])
-            started = time.perf_counter()
-            reply = call_service(executor, los, request, 30.0)
-            assert reply is not None and reply.success
-            if i >= 100:
-                times.append(time.perf_counter() - started)
+        ms = one_ray_round_trips(executor, los, rng, side=50.0)
         starts = rng.uniform(0, 50, (10000, 2))
         ang = rng.uniform(-math.pi, math.pi, 10000)
         length = rng.uniform(0, 300 * RES, 10000)
@@ -136,7 +127,6 @@ def measure() -> int:
                 if time.perf_counter() - started > 60.0:
                     raise TimeoutError(f"the 4000 x 4000 map {k} never arrived")
             big_maps.append(time.perf_counter() - started)
-        ms = np.array(times) * 1e3
         print("result " + json.dumps({
             "los_median": float(np.median(ms)), "los_p99": float(np.percentile(ms, 99)),
             "rays_median": statistics.median(rays[3:]) * 1e3,
