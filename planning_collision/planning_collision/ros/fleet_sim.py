@@ -49,6 +49,7 @@ from visualization_msgs.msg import MarkerArray
 from planning_collision.fleet.controller import sample_time
 from planning_collision.grid.map_file import load_map_file
 from planning_collision.sim import status
+from planning_collision.sim.network import Channel, NetworkSettings, stream_rng
 from planning_collision.sim.pacing import PacingClock
 from planning_collision.sim.scenario import Scenario, load_scenario
 from planning_collision.sim.simulation import FleetSimulation, layout_problems
@@ -57,7 +58,7 @@ from .diagnostics import entry
 from .fleet_sim_markers import FleetMarkers
 from .fleet_sim_parameters import PARAMETERS, check_parameters
 from .fleet_sim_scans import SimulatedScans
-from .fleet_sim_sensors import SimulatedSensors
+from .fleet_sim_sensors import COMMAND_STREAM, SimulatedSensors
 from .parameters import declare
 from .run import run_node
 
@@ -135,6 +136,10 @@ class FleetSim(Node):
                 self.create_subscription(cmd_type, f"{robot.name}/{p.cmd_vel_topic}",
                                          partial(self._on_command, robot.name), 10,
                                          callback_group=self._group)
+        net = NetworkSettings(p.command_latency, p.command_jitter, p.command_loss)
+        self._commands = {robot.name: Channel(net, in_order=p.network_in_order,
+                                              rng=stream_rng(p.noise_seed, COMMAND_STREAM, i))
+                          for i, robot in enumerate(self.scenario.robots) if robot.orca}
         self.sensors = SimulatedSensors(
             self, self.sim, frames, not p.odom_frames_at_start,
             [r.name for r in self.scenario.robots if r.orca], p,
@@ -161,16 +166,28 @@ class FleetSim(Node):
 
     # ------------------------------------------------------------------ inputs
     def _on_command(self, name: str, msg) -> None:
+        """A command goes on the robot's command network (sim/network.py); the base applies
+        it when it arrives (:meth:`_deliver_commands`)."""
         twist = msg.twist if isinstance(msg, TwistStamped) else msg
-        if isinstance(msg, TwistStamped) and (age := self._age(msg.header.stamp)) > \
-                self.params.cmd_vel_timeout:
+        stamp = msg.header.stamp if isinstance(msg, TwistStamped) else None
+        self._commands[name].send(self._now(), (stamp, (twist.linear.x, twist.linear.y,
+                                                        twist.angular.z)))
+
+    def _deliver_commands(self) -> None:
+        """Apply the commands that arrived, in the order they arrive."""
+        for name, channel in self._commands.items():
+            for stamp, twist in channel.receive(self._now()):
+                self._apply_command(name, stamp, twist)
+
+    def _apply_command(self, name: str, stamp, twist) -> None:
+        if stamp is not None and (age := self._age(stamp)) > self.params.cmd_vel_timeout:
             self.get_logger().warning(
                 f"command for {name} dropped: stamped {age:.2f} s ago, more than "
                 f"cmd_vel_timeout ({self.params.cmd_vel_timeout:g} s; are the clocks in "
                 f"sync?)", throttle_duration_sec=2.0)
             return
         try:
-            self.sim.command(name, (twist.linear.x, twist.linear.y, twist.angular.z))
+            self.sim.command(name, twist)
         except ValueError as exc:
             self.get_logger().warning(f"command for {name} dropped: {exc}",
                                       throttle_duration_sec=2.0)
@@ -224,6 +241,7 @@ class FleetSim(Node):
         (the robots stand at their starts)."""
         self.pacing.tick()
         try:
+            self._deliver_commands()
             if self._may_start():
                 due = self.pacing.due(self.sim.time, self.sim.steps)
                 if due <= 0:

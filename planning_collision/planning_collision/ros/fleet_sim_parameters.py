@@ -27,6 +27,17 @@ PARAMETERS = (
     Param("odom_frames_at_start", True, "True: each robot's odometry is in its own frame "
           "'<name>/odom' whose origin is its start pose, so it starts at zero like a real "
           "robot's; false: odometry is in the scenario's global frame."),
+    Param("command_latency", 0.0, "Command network: seconds from a command's arrival at "
+          "fleet_sim to the base applying it (the TwistStamped age check is made then).",
+          at_least=0.0),
+    Param("command_jitter", 0.0, "Command network: a further uniform 0..command_jitter "
+          "seconds per command (seeded by noise_seed).", at_least=0.0),
+    Param("command_loss", 0.0, "Command network: probability that a command is lost; a "
+          "robot with no fresh command for cmd_vel_timeout stops.", at_least=0.0,
+          at_most=1.0),
+    Param("network_in_order", True, "Each stream's messages (odometry, commands, "
+          "localization) arrive in the order sent, as a reliable DDS reader delivers them; "
+          "false: a message with less jitter overtakes an earlier one."),
     Param("max_linear_accel", 0.0, "Largest change of a robot's planar velocity, m/s^2 "
           "(0 = unlimited: commands take effect at once).", at_least=0.0),
     Param("max_angular_accel", 0.0, "Largest change of a robot's turn rate, rad/s^2 "
