@@ -27,7 +27,8 @@ PAGES = REPO / "doc" / "nodes"
 
 
 #: per-agent parameters whose default is the node-wide parameter of the same name
-INHERITED = ("pose_source", "radius", "max_speed", "holonomic")
+INHERITED = ("pose_source", "radius", "max_speed", "holonomic", "max_linear_accel",
+             "max_angular_accel")
 
 
 def _orca_agent_parameters():

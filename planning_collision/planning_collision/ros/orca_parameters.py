@@ -105,6 +105,20 @@ PARAMETERS = _bounded((
           "Older odometry is extrapolated to the control time with its velocity, and the "
           "agent's radius in ORCA grows by max_speed x (age - latency_allowance), up to "
           "odom_timeout: late odometry makes robots more cautious.", dynamic=True),
+    Param("command_latency", 0.0, "Seconds from publishing a command to the base applying "
+          "it (network, a velocity smoother, the base's own loop): the whole loop's latency "
+          "is this plus the odometry's age plus how much longer than a period the node's "
+          "recent steps took, and every radius grows by max_speed x (that - "
+          "latency_allowance). See doc/delays.md.", dynamic=True),
+    Param("max_linear_accel", 0.0, "The bases' largest change of velocity, m/s^2 (default "
+          "of every <name>.max_linear_accel); 0: a command is reached at once. With a limit "
+          "each agent's radius grows by its braking distance (speed^2 / (2 x limit)) and a "
+          "holonomic robot is given only velocities it can reach (doc/delays.md).",
+          at_least=0.0),
+    Param("max_angular_accel", 0.0, "Differential drive: the bases' largest change of turn "
+          "rate, rad/s^2 (default of every <name>.max_angular_accel); a limit lengthens the "
+          "turn ORCA plans with (time_to_holo + max_angular_speed / limit). 0: none.",
+          at_least=0.0),
     Param("plausible_speed_factor", 3.0, "A measured velocity (odometry twist) faster than "
           "this many times the agent's max_speed is not physically plausible: it is bounded "
           "to that speed, keeping its direction, with a warning.", dynamic=True),
@@ -224,6 +238,9 @@ HOLONOMIC_HELP = ("Controlled agents: true for a holonomic robot, false for a di
                   "drive commanded (v, omega) (default: the node's holonomic).")
 GOAL_HELP = ("Controlled agents, goal mode: a goal [x, y] in global_frame to head for from the "
              "start, until a goal_pose message replaces it; [] (default): none.")
+ACCEL_HELP = "This agent's base: largest change of velocity, m/s^2 (default: the node's)."
+ANGULAR_ACCEL_HELP = ("This agent's base: largest change of turn rate, rad/s^2 (default: the "
+                      "node's).")
 ENABLED_HELP = (
     "Controlled agents: false hands the robot over (docking, teleop): orca_node sends one zero "
     "command, then nothing for it, and the others avoid it fully; true takes it back. Also "
@@ -278,7 +295,10 @@ def agent_parameters(p) -> tuple[Param, ...]:
                         choices=POSE_SOURCES),
                   Param(f"{name}.odom_origin", [0.0, 0.0, 0.0], ODOM_ORIGIN_HELP),
                   Param(f"{name}.radius", p.radius, RADIUS_HELP, dynamic=True),
-                  Param(f"{name}.max_speed", p.max_speed, MAX_SPEED_HELP, dynamic=True)]
+                  Param(f"{name}.max_speed", p.max_speed, MAX_SPEED_HELP, dynamic=True),
+                  Param(f"{name}.max_linear_accel", p.max_linear_accel, ACCEL_HELP),
+                  Param(f"{name}.max_angular_accel", p.max_angular_accel,
+                        ANGULAR_ACCEL_HELP)]
         if controlled:
             specs += [Param(f"{name}.holonomic", p.holonomic, HOLONOMIC_HELP),
                       Param(f"{name}.goal", [], GOAL_HELP, type_hint=DOUBLES),
@@ -306,7 +326,9 @@ def declare_agents(node: Node, p) -> tuple[list[AgentSpec], list[AgentSpec]]:
             enabled=values.get(f"{name}.enabled", True),
             responsibility=None if controlled else values[f"{name}.responsibility"],
             goal=tuple(goal) if goal else None, pose_source=values[f"{name}.pose_source"],
-            odom_origin=tuple(values[f"{name}.odom_origin"]))
+            odom_origin=tuple(values[f"{name}.odom_origin"]),
+            max_linear_accel=values[f"{name}.max_linear_accel"],
+            max_angular_accel=values[f"{name}.max_angular_accel"])
         try:
             if len(spec.odom_origin) != 3:
                 raise ValueError(f"{name}.odom_origin must be 3 finite numbers [x, y, yaw], "
