@@ -342,6 +342,7 @@ class FleetController:
         self._placed_once = np.zeros(k, dtype=bool)
         self._periods = StepPeriods()  # the control periods achieved (the latency model)
         self.steps = 0
+        self.routes = self.passages = None  # set_world: routes and passages (issue #22)
         self._derive()
 
     # ------------------------------------------------------------------ settings
@@ -516,6 +517,7 @@ class FleetController:
         place = self._place(now)
         activity = self._activity(now, place)
         preferred = self._preferred(place, activity.active)
+        preferred = self._route(place, activity.active, preferred)
         problem = self._problem(place, activity, preferred)
         result = self._solve(place, problem, obstacles, want_lines, discs)
         told = self._commands(place, activity.active, preferred, problem, result)
@@ -613,6 +615,37 @@ class FleetController:
         velocities = np.where(moving[:, None], to_goal * scale[:, None], 0.0)
         distance[~place.known[:k]] = np.nan
         return _Preferred(velocities, distance, None)
+
+    def _route(self, place: _Placement, active: np.ndarray,
+               preferred: _Preferred) -> _Preferred:
+        """With a route map (:meth:`set_world`), goal mode heads for each robot's next
+        waypoint around the map instead of straight at the goal (same speed); with passages,
+        one direction at a time through each passage too narrow for two (robots with a goal,
+        in either mode). fleet/routes.py and fleet/passages.py (issue #22)."""
+        velocities = preferred.velocities
+        moving = active & (np.abs(velocities).max(axis=1) > 0.0)
+        if not moving.any() or (self.routes is None and self.passages is None):
+            return preferred
+        velocities = velocities.copy()
+        idx = np.flatnonzero(moving)
+        here = place.positions[idx]
+        if self.routes is not None and self.settings.preferred_velocity_source == GOAL:
+            ahead = self.routes.waypoints(here, self.goals[idx])
+            heading = ahead.points - here
+            length = np.hypot(heading[:, 0], heading[:, 1])
+            ok = ahead.routed & (length > 1e-9)
+            speed = np.hypot(velocities[idx, 0], velocities[idx, 1])
+            velocities[idx[ok]] = heading[ok] * (speed[ok] / length[ok])[:, None]
+        if self.passages is not None:
+            goal_known = np.isfinite(self.goals[idx]).all(axis=1)
+            told = self.passages.coordinate(here, self.goals[idx], velocities[idx], goal_known)
+            velocities[idx] = told.velocities
+        return preferred._replace(velocities=velocities)
+
+    def set_world(self, routes=None, passages=None) -> None:
+        """The route map and passages (fleet/routes.py, fleet/passages.py) built from the
+        current map, or None: call again whenever the world changes."""
+        self.routes, self.passages = routes, passages
 
     def _problem(self, place: _Placement, activity: _Activity,
                  preferred: _Preferred) -> _Problem:

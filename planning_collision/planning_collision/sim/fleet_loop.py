@@ -18,6 +18,8 @@ import numpy as np
 
 from planning_collision import orca
 from planning_collision.fleet.controller import AgentSpec, FleetController, FleetSettings
+from planning_collision.fleet.passages import PassageMap
+from planning_collision.fleet.routes import RouteMap
 from planning_collision.grid import GridMap, occupied_polygons
 from planning_collision.grid.map_file import load_map_file
 from planning_collision.sim.scenario import CircleObstacle, PolygonObstacle, Scenario
@@ -27,8 +29,9 @@ MAP_SIMPLIFY = 0.05  # orca.yaml's map_simplify_tolerance
 
 
 class LoopResult(NamedTuple):
-    """What one run showed: per robot (scenario order) when it arrived (NaN: never), and the
-    contacts as (time, robot, other) (other: a robot, an obstacle id or "map")."""
+    """What one run showed: per ORCA robot (scenario order) when it arrived (NaN: never), and
+    the contacts as (time, robot, other) (other: a robot, a person, an obstacle id or
+    "map")."""
 
     arrival_times: np.ndarray
     contacts: list[tuple[float, str, str]]
@@ -96,13 +99,35 @@ def scenario_world(scenario: Scenario, grid: GridMap | None = None):
     return obstacles, grid
 
 
+def world_routes(grid: GridMap, scenario: Scenario, settings: FleetSettings, *,
+                 slack: float = 0.05, keep_right: float = 0.0):
+    """The route map and passages for a scenario's robots on ``grid`` with the scenario's
+    obstacles drawn in, for the largest radius plus the safety margin plus ``slack`` (what
+    the controller adds for latency and tracking)."""
+    blocked = grid.blocked_mask()
+    if scenario.obstacles:
+        from planning_collision.grid import footprint_cells
+
+        for shape in obstacle_shapes(scenario.obstacles)[0]:
+            cells = footprint_cells(grid, shape, (0.0, 0.0, 0.0))
+            inside = ((cells[:, 0] >= 0) & (cells[:, 0] < grid.width)
+                      & (cells[:, 1] >= 0) & (cells[:, 1] < grid.height))
+            blocked[cells[inside, 1], cells[inside, 0]] = True
+    radius = max(r.radius for r in scenario.robots if r.orca) + settings.safety_margin + slack
+    routes = RouteMap(blocked, grid.resolution, grid.origin, radius=radius,
+                      keep_right=keep_right)
+    return routes, PassageMap(routes)
+
+
 def run_scenario(scenario: Scenario, settings: FleetSettings | None = None, *,
                  control_period: float = 0.05, substeps: int = 1, timeout: float | None = None,
-                 grid: GridMap | None = None, controller_hook=None) -> LoopResult:
+                 grid: GridMap | None = None, controller_hook=None,
+                 coordinate: bool = True) -> LoopResult:
     """Run ``scenario`` until every robot arrived or ``timeout`` (default: the scenario's)
     simulated seconds passed. The controller steps every ``control_period``; the simulator
     ``substeps`` times per period. ``controller_hook(controller, grid, obstacles)`` may
-    configure the controller before the run (e.g. give it the map)."""
+    configure the controller before the run. ``coordinate``: give the controller routes
+    and passages from the map (:func:`world_routes`), as orca_node does with a map."""
     settings = settings or FleetSettings(time_step=control_period)
     obstacles, grid = scenario_world(scenario, grid)
     robots = [r for r in scenario.robots if r.orca]
@@ -113,6 +138,8 @@ def run_scenario(scenario: Scenario, settings: FleetSettings | None = None, *,
     observed = [AgentSpec(p.name, radius=p.radius, max_speed=p.max_speed,
                           odom_origin=tuple(p.start)) for p in people]
     controller = FleetController(specs, observed, replace(settings))
+    if grid is not None and coordinate:
+        controller.set_world(*world_routes(grid, scenario, settings))
     if controller_hook is not None:
         controller_hook(controller, grid, obstacles)
     sim = FleetSimulation(scenario, control_period / substeps, grid, record=False,
@@ -144,5 +171,5 @@ def run_scenario(scenario: Scenario, settings: FleetSettings | None = None, *,
         if sim.arrived[rows].all():
             break
     contacts = [(e.time, e.robot, e.other) for e in sim.events]
-    return LoopResult(sim.arrival_times.copy(), contacts, sim.min_separation,
+    return LoopResult(sim.arrival_times[order[:len(robots)]], contacts, sim.min_separation,
                       sim.min_obstacle_clearance, sim.time, longest, sim)

@@ -1,0 +1,204 @@
+"""One direction at a time through passages too narrow for two (issue #22 item 3).
+
+ORCA alone deadlocks where two robots meet in a passage with room for one: each waits for the
+other to give way, and nobody can. :class:`PassageMap` finds those passages on the map and
+:meth:`PassageMap.coordinate` lets one direction through at a time.
+
+**Passages from the map.** Where the free space is too narrow for two robots side by side,
+its medial axis (the ridge of the clearance, the distance to the nearest wall) runs closer
+than ``2 * radius`` to the walls (``radius`` holds the safety margin). The cells within
+``radius`` of those ridge cells, where one robot fits, form a passage's *core* (a doorway, a
+single-lane corridor), one per connected group. The cells within ``zone`` metres of a core
+(through the free space) form its *zone*, split into *sides*: the connected parts of the
+zone outside the core (a doorway or a corridor has two). A core with one side is a dead end
+(a room's corner, a niche), not a passage.
+
+**The rule, each step, from the positions and routes alone** (no memory, so every node that
+sees the same fleet decides the same, whoever runs it): a robot *uses* a passage when its
+route (:class:`~planning_collision.fleet.routes.RouteMap`'s steepest descent) goes through
+the core; its *direction* is the side its route leaves by. Robots inside the core (within
+``radius`` of it) keep going; their direction holds the passage (the most common one, ties to
+the lowest side label). An empty passage goes to the direction of the user nearest the core
+(ties: lowest index). Users of any other direction wait: within ``hold`` metres of the core
+they back away from it (clearing its mouth for the robots coming out), beyond that they stand
+(preferred velocity zero; ORCA still moves them aside).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from .routes import _DI, _DJ, RouteMap, _dijkstra, edt
+
+
+@numba.njit(cache=True)
+def _label(mask):  # pragma: no cover - numba
+    """8-connected components of ``mask``: labels (h, w) (-1 outside) and their count."""
+    h, w = mask.shape
+    labels = np.full((h, w), -1, dtype=np.int64)
+    stack = np.empty(h * w, dtype=np.int64)
+    count = 0
+    for r0 in range(h):
+        for c0 in range(w):
+            if not mask[r0, c0] or labels[r0, c0] >= 0:
+                continue
+            labels[r0, c0] = count
+            top = 0
+            stack[top] = r0 * w + c0
+            top += 1
+            while top > 0:
+                top -= 1
+                r, c = stack[top] // w, stack[top] % w
+                for d in range(8):
+                    rr, cc = r + _DI[d], c + _DJ[d]
+                    if 0 <= rr < h and 0 <= cc < w and mask[rr, cc] and labels[rr, cc] < 0:
+                        labels[rr, cc] = count
+                        stack[top] = rr * w + cc
+                        top += 1
+            count += 1
+    return labels, count
+
+
+@numba.njit(cache=True)
+def _route_through(cost, r, c, core, sides, max_cells):  # pragma: no cover - numba
+    """Along the steepest descent of ``cost`` from cell (r, c): whether it enters ``core``
+    and the side label of the first zone cell after the core (-1: none within max_cells)."""
+    h, w = cost.shape
+    if r < 0 or r >= h or c < 0 or c >= w or not np.isfinite(cost[r, c]):
+        return False, -1
+    entered = core[r, c]
+    for _ in range(max_cells):
+        nr, nc, low = r, c, cost[r, c]
+        for d in range(8):
+            rr, cc = r + _DI[d], c + _DJ[d]
+            if 0 <= rr < h and 0 <= cc < w and cost[rr, cc] < low:
+                nr, nc, low = rr, cc, cost[rr, cc]
+        if nr == r and nc == c:
+            return entered, -1
+        r, c = nr, nc
+        if core[r, c]:
+            entered = True
+        elif entered and sides[r, c] >= 0:
+            return True, sides[r, c]
+    return entered, -1
+
+
+@numba.njit(cache=True)
+def _away(distance, r, c):  # pragma: no cover - numba
+    """The neighbour cell of (r, c) farthest from the core (row, col offsets; 0, 0: none)."""
+    h, w = distance.shape
+    best, br, bc = distance[r, c] if 0 <= r < h and 0 <= c < w else np.inf, 0, 0
+    for d in range(8):
+        rr, cc = r + _DI[d], c + _DJ[d]
+        if 0 <= rr < h and 0 <= cc < w and np.isfinite(distance[rr, cc]) and \
+                distance[rr, cc] > best:
+            best, br, bc = distance[rr, cc], _DI[d], _DJ[d]
+    return br, bc
+
+
+class Passage(NamedTuple):
+    core: np.ndarray  # (h, w) bool
+    sides: np.ndarray  # (h, w) side label, -1 outside the zone
+    distance: np.ndarray  # (h, w) metres from the core through free space (inf beyond zone)
+    centre: tuple[float, float]  # global frame, for reports
+
+
+class Coordination(NamedTuple):
+    """What :meth:`PassageMap.coordinate` decided, per robot given."""
+
+    velocities: np.ndarray  # (N, 2) the preferred velocities after the rule
+    waiting: np.ndarray  # (N,) told to wait for a passage
+    passage: np.ndarray  # (N,) index of the passage it uses (-1: none)
+
+
+class PassageMap:
+    """The passages of a :class:`RouteMap`'s grid (see the module docstring)."""
+
+    def __init__(self, routes: RouteMap, *, zone: float = 1.5, hold: float = 1.0,
+                 back_off_speed: float = 0.3, min_sides: int = 2):
+        self.routes = routes
+        self.zone, self.hold, self.back_off_speed = float(zone), float(hold), back_off_speed
+        res = routes.resolution
+        wide = 2.0 * routes.radius
+        shape = routes.fits.shape
+        clear = routes.clearance
+        # The ridge of the clearance (its medial axis): a local maximum in x or in y, higher
+        # than one of the two neighbours (a flat run along a wall is no ridge).
+        pad = np.pad(clear, 1, constant_values=-np.inf)
+        left, right, down, up = pad[1:-1, :-2], pad[1:-1, 2:], pad[:-2, 1:-1], pad[2:, 1:-1]
+        ridge = (((clear >= left) & (clear >= right) & ((clear > left) | (clear > right)))
+                 | ((clear >= down) & (clear >= up) & ((clear > down) | (clear > up))))
+        narrow = routes.fits & ridge & (clear < wide)
+        core = routes.fits & (edt(narrow) * res <= routes.radius)
+        labels, count = _label(core)
+        self.passages: list[Passage] = []
+        for k in range(count):
+            core = labels == k
+            distance = _dijkstra(np.argwhere(core).astype(np.int64), routes.fits,
+                                 np.ones(shape), self.zone / res) * res
+            distance[distance > self.zone] = np.inf
+            zone_cells = np.isfinite(distance) & ~core
+            sides, n_sides = _label(zone_cells)
+            if n_sides < min_sides:
+                continue  # a dead end, not a passage
+            rc = np.argwhere(core).mean(axis=0) + 0.5
+            centre = tuple(float(v) for v in routes.to_world([rc])[0])
+            self.passages.append(Passage(core, sides, distance, centre))
+
+    def coordinate(self, positions, goals, velocities, moving) -> Coordination:
+        """The preferred ``velocities`` (N, 2) of robots at ``positions`` going to ``goals``
+        after the one-direction rule; ``moving`` (N,): the robots that want to move (the
+        others neither use nor hold a passage)."""
+        positions = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
+        velocities = np.array(velocities, dtype=np.float64).reshape(-1, 2)
+        n = len(positions)
+        waiting = np.zeros(n, dtype=bool)
+        used = np.full(n, -1, dtype=np.int64)
+        if not self.passages or not n:
+            return Coordination(velocities, waiting, used)
+        routes, res = self.routes, self.routes.resolution
+        cells = np.floor(routes.to_cells(positions)).astype(np.int64)
+        h, w = routes.fits.shape
+        on_map = (cells[:, 0] >= 0) & (cells[:, 0] < h) & (cells[:, 1] >= 0) & (cells[:, 1] < w)
+        steps = int(4.0 * self.zone / res) + int(math.hypot(h, w))
+        for p, passage in enumerate(self.passages):
+            users, exits, near = [], [], []
+            for i in np.flatnonzero(moving & on_map & (used < 0)):
+                r, c = cells[i]
+                d = passage.distance[r, c]
+                if not np.isfinite(d):
+                    continue
+                through, exit_side = _route_through(routes.cost_to_go(goals[i]), r, c,
+                                                    passage.core, passage.sides, steps)
+                if through and exit_side >= 0:
+                    users.append(i)
+                    exits.append(exit_side)
+                    near.append(d)
+            if not users:
+                continue
+            users_a, exits_a, near_a = np.array(users), np.array(exits), np.array(near)
+            inside = near_a <= routes.radius
+            if inside.any():
+                values, counts = np.unique(exits_a[inside], return_counts=True)
+                held = values[np.argmax(counts)]  # ties: the smallest side label
+            else:
+                order = np.lexsort((users_a, near_a))
+                held = exits_a[order[0]]
+            used[users_a] = p
+            for i, side, d in zip(users_a, exits_a, near_a, strict=True):
+                if side == held or d <= routes.radius:
+                    continue
+                waiting[i] = True
+                velocities[i] = 0.0
+                if d < self.hold:
+                    dr, dc = _away(passage.distance, cells[i, 0], cells[i, 1])
+                    if dr or dc:
+                        step = routes.to_world([[cells[i, 0] + 0.5 + dr, cells[i, 1] + 0.5 + dc]])
+                        here = routes.to_world([[cells[i, 0] + 0.5, cells[i, 1] + 0.5]])
+                        away = (step - here)[0]
+                        velocities[i] = away / np.hypot(*away) * self.back_off_speed
+        return Coordination(velocities, waiting, used)
