@@ -202,3 +202,19 @@ class PassageMap:
                         away = (step - here)[0]
                         velocities[i] = away / np.hypot(*away) * self.back_off_speed
         return Coordination(velocities, waiting, used)
+
+
+def coordination_world(blocked, resolution: float, origin, radius: float, *,
+                       passages: bool = True,
+                       zone: float = 1.5) -> tuple[RouteMap, PassageMap | None]:
+    """The route map and (``passages``) the passage map of a grid's ``blocked`` cells for
+    robots of ``radius`` (their radius with every margin), with the kernels a control step
+    uses run once, so that a node builds them off its control thread and its first step with
+    them compiles nothing."""
+    routes = RouteMap(blocked, resolution, origin, radius=radius)
+    found = PassageMap(routes, zone=zone) if passages else None
+    here = routes.to_world([[0.5, 0.5]])
+    routes.waypoints(here, here)
+    if found is not None:
+        found.coordinate(here, here, np.zeros((1, 2)), np.ones(1, dtype=bool))
+    return routes, found

@@ -18,8 +18,7 @@ import numpy as np
 
 from planning_collision import orca
 from planning_collision.fleet.controller import AgentSpec, FleetController, FleetSettings
-from planning_collision.fleet.passages import PassageMap
-from planning_collision.fleet.routes import RouteMap
+from planning_collision.fleet.passages import coordination_world
 from planning_collision.grid import GridMap, occupied_polygons
 from planning_collision.grid.map_file import load_map_file
 from planning_collision.sim.scenario import CircleObstacle, PolygonObstacle, Scenario
@@ -100,7 +99,7 @@ def scenario_world(scenario: Scenario, grid: GridMap | None = None):
 
 
 def world_routes(grid: GridMap, scenario: Scenario, settings: FleetSettings, *,
-                 slack: float = 0.05, keep_right: float = 0.0):
+                 slack: float = 0.05):
     """The route map and passages for a scenario's robots on ``grid`` with the scenario's
     obstacles drawn in, for the largest radius plus the safety margin plus ``slack`` (what
     the controller adds for latency and tracking)."""
@@ -114,9 +113,7 @@ def world_routes(grid: GridMap, scenario: Scenario, settings: FleetSettings, *,
                       & (cells[:, 1] >= 0) & (cells[:, 1] < grid.height))
             blocked[cells[inside, 1], cells[inside, 0]] = True
     radius = max(r.radius for r in scenario.robots if r.orca) + settings.safety_margin + slack
-    routes = RouteMap(blocked, grid.resolution, grid.origin, radius=radius,
-                      keep_right=keep_right)
-    return routes, PassageMap(routes)
+    return coordination_world(blocked, grid.resolution, grid.origin, radius)
 
 
 def run_scenario(scenario: Scenario, settings: FleetSettings | None = None, *,
