@@ -100,9 +100,9 @@ def accuracy(walks: int = 200) -> tuple[float, float]:
                 ranges, spec.angle_min, spec.angle_increment, spec.range_min, spec.range_max,
                 (0, 0, 0)), spec.angle_increment))
         tracks = tracker.tracks(0.5)
-        errors.append(np.hypot(*(tracks.velocities[0] - v)) if len(tracks) else speed)
+        errors.append(np.hypot(*(tracks.velocities[0] - v)) if tracks.count else speed)
         t = 0.5
-        while len(tracker.tracks(t)):  # the person is gone: empty scans
+        while tracker.tracks(t).count:  # the person is gone: empty scans
             t += 0.1
             tracker.update(t, cluster_scan(scan_to_points(
                 np.full(360, np.inf), spec.angle_min, spec.angle_increment, spec.range_min,

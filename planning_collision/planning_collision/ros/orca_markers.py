@@ -165,6 +165,29 @@ def fleet_markers(step, names, radius, max_speed, lifetime: float) -> list[Marke
                                step.velocities[k:], lifetime=lifetime))
 
 
+def track_markers(ns: str, tracks, lifetime: float) -> list[MarkerData]:
+    """Each sensed track (:class:`~planning_collision.tracking.Tracks`) in namespace ``ns``: its
+    disc (id 2 x track id, yellow, translucent) and its velocity (id 2 x track id + 1, arrow),
+    with a short ``lifetime`` so that a track gone leaves no marker behind."""
+    out: list[MarkerData] = []
+    for k in range(tracks.count):
+        base = 2 * (int(tracks.ids[k]) % (1 << 29))
+        x, y = float(tracks.positions[k][0]), float(tracks.positions[k][1])
+        diameter = 2.0 * float(tracks.radii[k])
+        out.append(MarkerData(ns, base, Marker.CYLINDER,
+                              pose=(x, y, 0.5 * DISC_HEIGHT, 0.0, 0.0, 0.0, 1.0),
+                              scale=(diameter, diameter, DISC_HEIGHT), color=_TRACK,
+                              lifetime=lifetime))
+        vx, vy = float(tracks.velocities[k][0]), float(tracks.velocities[k][1])
+        if vx * vx + vy * vy > 1e-6:
+            out.append(MarkerData(ns, base + 1, Marker.ARROW, scale=_ARROW_SCALE,
+                                  color=_TRACK, lifetime=lifetime,
+                                  points=np.array([[x, y, Z], [x + vx, y + vy, Z]])))
+    return out
+
+
+_TRACK = (1.0, 0.85, 0.0, 0.8)
+
 MARKER_BYTES = 300  # a serialized Marker without its points, roughly
 MARKER_CHUNK_BYTES = 48_000  # below a UDP datagram, so DDS need not fragment
 

@@ -38,7 +38,7 @@ from .diagnostics import DiagnosticsPublisher, InfeasibleCounter, node_label, or
 from .lifecycle import ManagedNode
 from .message_codecs import LatestInputs, choose_codecs
 from .node_executor import events_executor
-from .orca_markers import fleet_markers, publish_markers
+from .orca_markers import fleet_markers, publish_markers, track_markers
 from .orca_obstacles import ObstacleWorker
 from .orca_parameters import (
     DYNAMIC,
@@ -107,6 +107,10 @@ class OrcaNode(ManagedNode):
         DiagnosticsPublisher(self, self._diagnostics)
         self._odometry = Resubscriber(self, self._warn, tries=p.odometry_resubscribe_tries)
         self._subscribe(p, codecs.raw_odometry)
+        self._sensed, self._tracks = None, None
+        if p.scan_topic or p.external_tracks_topic:  # people and robots only sensors see
+            from .orca_scans import SensedObjects
+            self._sensed = SensedObjects(self, self.fleet, p, self._obstacles, self._warn)
         self.create_timer(1.0, self._odometry.check)
         self.create_timer(settings.time_step, self._step)
         log.info(f"ready: {k} agents, {len(names) - k} observed, {p.rate_hz:g} Hz, preferred "
@@ -124,6 +128,7 @@ class OrcaNode(ManagedNode):
         if self._obstacles is not None:
             self._obstacles.close()
         self._obstacles = None
+        self._sensed = self._tracks = None
         self.fleet = None
 
     def _subscribe(self, p, raw_odometry: bool) -> None:
@@ -237,8 +242,12 @@ class OrcaNode(ManagedNode):
         try:
             self._refresh_inputs()
             self._phases.mark("inputs")
+            discs = None
+            if self._sensed is not None:
+                self._tracks = self._sensed.tracks(now)
+                discs = self._sensed.discs(now, self._tracks)
             step = self.fleet.step(now, self._obstacles.current, want_lines=want_markers or (
-                want_status and p.publish_orca_lines))
+                want_status and p.publish_orca_lines), discs=discs)
             commands, publish = step.commands, step.publish
         except Exception as exc:  # a bug must not leave robots driving on old commands
             self.get_logger().error(f"step failed, commanding zero velocity: {exc}",
@@ -257,6 +266,8 @@ class OrcaNode(ManagedNode):
             else:
                 self.get_logger().warning(event)
         stamp = self.get_clock().now().to_msg()
+        if self._tracks is not None:
+            self._publish(lambda: self._sensed.publish(self._tracks, stamp), "tracks")
         if want_status:
             self._publish(lambda: self._publish_status(step, stamp, started), "status")
         self._phases.mark("status")
@@ -327,7 +338,10 @@ class OrcaNode(ManagedNode):
         publish_markers(self._marker_pub, self._raw_markers, self.params.global_frame, stamp,
                         fleet_markers(step, self._marker_names, self.fleet.radius,
                                       self.fleet.max_speed,
-                                      max(1.0, 3.0 / self.params.marker_rate_hz)))
+                                      max(1.0, 3.0 / self.params.marker_rate_hz))
+                        + ([] if self._tracks is None else track_markers(
+                            f"{self.get_name()}/tracks", self._tracks,
+                            2.0 / self.params.marker_rate_hz)))
 
     def close(self) -> None:
         """run_node's last call: a zero command per robot if active, the worker ended."""

@@ -27,7 +27,8 @@ class Clusters(NamedTuple):
     radii: np.ndarray  # (c,)
     sizes: np.ndarray  # (c,) points in each cluster
 
-    def __len__(self) -> int:
+    @property
+    def count(self) -> int:
         return self.radii.shape[0]
 
 

@@ -8,7 +8,9 @@ Mahalanobis distance of each centre from each track's prediction, within ``gate`
 2 degrees of freedom) and ``max_jump`` metres; a cluster left over starts a new track. A track
 is *confirmed* once it has been seen ``confirm_hits`` times; a track not seen for
 ``lost_after`` seconds is deleted, so nothing is avoided where nobody stands any more (no
-ghosts).
+ghosts). A centre further than ``manoeuvre_gate`` (chi-square) from its prediction says the
+track started, stopped or turned: its velocity's variance grows by a quarter of a new track's
+before the correction, so the estimate follows within a scan or two.
 
 Scans of several robots feed one tracker, so a person seen by two robots is one track. A scan
 older than a track's latest update is applied at the track's time (no filtering backwards).
@@ -44,6 +46,7 @@ TRACKER_BOUNDS: dict[str, dict] = {
     "velocity_time": {"at_least": 0.0},
     "max_growth": {"at_least": 0.0},
     "radius_smoothing": {"above": 0.0, "at_most": 1.0},
+    "manoeuvre_gate": {"above": 0.0},
 }
 
 
@@ -60,6 +63,7 @@ class TrackerSettings:
     velocity_time: float = 0.8  # s
     max_growth: float = 0.5  # m
     radius_smoothing: float = 0.3  # weight of a new cluster's radius
+    manoeuvre_gate: float = 6.0  # chi-square: a centre this far off says the velocity changed
 
     def check(self) -> None:
         for f in fields(self):
@@ -77,7 +81,8 @@ class Tracks(NamedTuple):
     ages: np.ndarray  # (t,) seconds since first seen
     unseen: np.ndarray  # (t,) seconds since last seen
 
-    def __len__(self) -> int:
+    @property
+    def count(self) -> int:
         return self.ids.shape[0]
 
 
@@ -88,7 +93,8 @@ class Discs(NamedTuple):
     velocities: np.ndarray  # (d, 2)
     radii: np.ndarray  # (d,)
 
-    def __len__(self) -> int:
+    @property
+    def count(self) -> int:
         return self.radii.shape[0]
 
     @staticmethod
@@ -148,7 +154,7 @@ class Tracker:
         self.prune(t)
         c = clusters.centres
         matched = np.zeros(0, np.int64)
-        if self._ids.size and len(clusters):
+        if self._ids.size and clusters.count:
             self._x, self._cov = self._predicted(t)
             self._time = np.maximum(self._time, t)
             innovation = self._cov[:, 0] + s.measurement_noise ** 2
@@ -159,11 +165,16 @@ class Tracker:
             ok = ~far[rows, cols]
             tracks, matched = rows[ok], cols[ok]
             if tracks.size:
+                # A person who starts, stops or turns: the centre falls far from the
+                # prediction; the velocity is made unsure again so that it follows at once.
+                turned = tracks[(d2 / innovation[:, None])[tracks, matched] > s.manoeuvre_gate]
+                if turned.size:
+                    self._cov[turned, 2] += 0.25 * s.initial_speed_sigma ** 2
                 self._correct(tracks, c[matched], innovation[tracks], t)
                 w = s.radius_smoothing
                 self._radius[tracks] = ((1 - w) * self._radius[tracks]
                                         + w * clusters.radii[matched])
-        fresh = np.setdiff1d(np.arange(len(clusters)), matched)
+        fresh = np.setdiff1d(np.arange(clusters.count), matched)
         if fresh.size:
             self._start(c[fresh], clusters.radii[fresh], t)
 
@@ -225,7 +236,7 @@ class Tracker:
 def discs_of(tracks: Tracks, s: TrackerSettings) -> Discs:
     """``tracks`` as ORCA's discs: moving ones with their velocity, still ones standing, each
     radius grown by its uncertainty (see the module docstring)."""
-    if not len(tracks):
+    if not tracks.count:
         return Discs.empty()
     cov = tracks.covariances
     v = tracks.velocities

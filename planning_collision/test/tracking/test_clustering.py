@@ -20,7 +20,7 @@ def test_each_disc_is_one_cluster_near_the_truth(seed, beams):
              for b, d, r in zip(bearings, dist, radii, strict=True)]
     ranges, a0, inc = cast((0, 0), 0.0, beams, 8.0, discs, noise=0.015, rng=rng)
     clusters = cluster_scan(scan_to_points(ranges, a0, inc, 0.05, 8.0, (0, 0, 0)), inc)
-    assert len(clusters) == count
+    assert clusters.count == count
     for x, y, r in discs:
         error = np.hypot(*(clusters.centres - (x, y)).T)
         j = int(np.argmin(error))
@@ -34,7 +34,7 @@ def test_a_disc_across_the_first_and_last_beam_is_one_cluster():
     scan = scan_to_points(ranges, a0, inc, 0.05, 8.0, (0, 0, 0))
     assert scan.beams[0] == 0 and scan.beams[-1] == 359
     clusters = cluster_scan(scan, inc)
-    assert len(clusters) == 1
+    assert clusters.count == 1
     assert np.hypot(*(clusters.centres[0] - (-3.0, 0.0))) < 0.05
 
 
@@ -43,11 +43,11 @@ def test_single_returns_and_walls_are_not_clusters():
     ranges[10] = 2.0  # one stray return
     inc = 2 * np.pi / 360
     scan = scan_to_points(ranges, -np.pi, inc, 0.05, 8.0, (0, 0, 0))
-    assert len(cluster_scan(scan, inc)) == 0
+    assert cluster_scan(scan, inc).count == 0
     wall, a0, inc = cast((0, 0), 0.0, 360, 8.0, segments=[(-4, 2, 4, 2)])
-    assert len(cluster_scan(scan_to_points(wall, a0, inc, 0.05, 8.0, (0, 0, 0)), inc)) == 0
+    assert cluster_scan(scan_to_points(wall, a0, inc, 0.05, 8.0, (0, 0, 0)), inc).count == 0
 
 
 def test_empty_scan():
     scan = scan_to_points(np.full(360, np.inf), -np.pi, np.pi / 180, 0.05, 8.0, (0, 0, 0))
-    assert len(cluster_scan(scan, np.pi / 180)) == 0
+    assert cluster_scan(scan, np.pi / 180).count == 0

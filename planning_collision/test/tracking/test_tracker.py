@@ -46,7 +46,7 @@ def test_speed_error_half_a_second_after_first_seen():
             scan_once(tracker, t, (0.0, 0.0), [start + velocity * t],
                       noise=rng.uniform(0.01, 0.02), rng=rng)
         tracks = tracker.tracks(0.5)
-        assert len(tracks) == 1
+        assert tracks.count == 1
         errors.append(np.hypot(*(tracks.velocities[0] - velocity)))
         assert np.hypot(*(tracks.positions[0] - (start + velocity * 0.5))) < 0.1
     rms = float(np.sqrt(np.mean(np.square(errors))))
@@ -60,9 +60,9 @@ def test_a_person_who_is_gone_disappears_within_0_3_s():
     for k in range(20):
         scan_once(tracker, k / RATE, (0.0, 0.0), [(2.0 + 0.1 * k, 1.0)], rng=rng)
     left = 19 / RATE
-    assert len(tracker.tracks(left)) == 1
+    assert tracker.tracks(left).count == 1
     t = left
-    while len(tracker.tracks(t)):
+    while tracker.tracks(t).count:
         t += 1 / RATE
         scan_once(tracker, t, (0.0, 0.0), [], rng=rng)  # the person walked out of sight
     assert t - left <= 0.3 + 1e-9
@@ -104,7 +104,7 @@ def test_robots_known_from_odometry_are_not_tracked():
                          [robot, other], [0.3, 0.3], margin=0.1)
         tracker.update(k / RATE, cluster_scan(scan, inc))
     tracks = tracker.tracks(0.4)
-    assert len(tracks) == 1 and np.hypot(*(tracks.positions[0] - (-2.0, 1.0))) < 0.1
+    assert tracks.count == 1 and np.hypot(*(tracks.positions[0] - (-2.0, 1.0))) < 0.1
 
 
 def test_discs_move_with_a_walking_person_and_stand_for_a_still_one():
