@@ -43,6 +43,7 @@ from planning_collision import collision_world, grid
 from planning_collision.collision_world import (
     LAYER_GRID,
     LAYERS_ALL,
+    SENSOR_BLOCKER,
     Footprint,
     World,
 )
@@ -56,6 +57,7 @@ from planning_collision_interfaces.srv import (
 )
 
 from .collision_server_parameters import PARAMETERS, check_footprint, default_footprint
+from .collision_server_sensors import SensorSources, check_sensor_parameters, has_sensors
 from .conversions import (
     RequestError,
     float64_field,
@@ -140,6 +142,7 @@ class CollisionServer(ManagedNode):
         # (on a cold cache building it would compile numba kernels here, before the services
         # exist).
         check_footprint(p)
+        check_sensor_parameters(p)
         self.default_footprint: Footprint | None = None
         self.topic_footprint: Footprint | None = None  # the latest on footprint_topic
         if p.footprint_topic:
@@ -162,6 +165,10 @@ class CollisionServer(ManagedNode):
             self._marker_pub = self.create_publisher(MarkerArray, "~/markers", 10)
             self.create_timer(0.1, self._flush_markers,
                               callback_group=MutuallyExclusiveCallbackGroup())
+        self._sensors = None
+        if has_sensors(p):  # the sensor layer (#25): LAYER_SENSORS in a request's layers
+            self._sensors = SensorSources(self, p, lambda snapshot: self._replace(
+                sensors=snapshot), self.kernels_ready.is_set)
         self._requests = RequestCounter()
         DiagnosticsPublisher(self, self._diagnostics)
         queries = ReentrantCallbackGroup()
@@ -182,7 +189,7 @@ class CollisionServer(ManagedNode):
 
     def cleanup(self) -> None:
         self._markers = None
-        self._replace(grid=None, obstacles=None)
+        self._replace(grid=None, obstacles=None, sensors=None)
 
     # ------------------------------------------------------------------ inputs
     def _replace(self, **half) -> None:
@@ -248,7 +255,8 @@ class CollisionServer(ManagedNode):
             raise RequestError("layers is 0: name at least one layer (the field's default "
                                "is the service's usual set)")
         return self._world.view(layers, default,
-                                f"no map received on {self._map_sub.topic_name}")
+                                f"no map received on {self._map_sub.topic_name}",
+                                "this server has no sensors (scan_topics, cloud_topics)")
 
     def _mode(self, mode: str) -> str:
         mode = mode or self.params.los_mode
@@ -298,7 +306,8 @@ class CollisionServer(ManagedNode):
             (int(v) for v in result.cell[0])
         if not response.clear:
             response.first_blocked_point = point_msg(*result.point[0])
-            response.blocked_by = "grid" if blocker < 0 else world.obstacles.part_ids[blocker]
+            response.blocked_by = ("sensors" if blocker == SENSOR_BLOCKER else "grid"
+                                   if blocker < 0 else world.obstacles.part_ids[blocker])
         if self._markers is not None:
             self._markers.rays(start, goal if response.clear else result.point, result.clear)
 
@@ -321,8 +330,10 @@ class CollisionServer(ManagedNode):
         world.check_points(goals, lambda i: f"goal_x[{i}], goal_y[{i}]")
         result = world.segments(starts, goals, mode, "start_x, start_y, goal_x, goal_y")
         response.clear = result.clear.tolist()
-        # blocker -1 (clear) and GRID_BLOCKER (-2) index the two names appended at the end.
-        ids = [*(world.obstacles.part_ids if world.obstacles is not None else ()), "grid", ""]
+        # blocker -1 (clear), GRID_BLOCKER (-2) and SENSOR_BLOCKER (-3) index the three names
+        # appended at the end.
+        ids = [*(world.obstacles.part_ids if world.obstacles is not None else ()), "sensors",
+               "grid", ""]
         response.blocked_by = [ids[k] for k in result.blocker.tolist()]
         response.cells_checked = array("I", result.checked.tolist())
         response.first_blocked_x = float64_field(result.point[:, 0])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import yaml
+from rclpy.parameter import Parameter
 
 from planning_collision import grid
 from planning_collision.collision_world import Footprint
@@ -18,6 +19,8 @@ from planning_collision.geometry.shapes import as_points, check_convex_polygon
 
 from .lifecycle import AUTOSTART
 from .parameters import Param, ParameterError
+
+STRINGS = Parameter.Type.STRING_ARRAY
 
 PARAMETERS = (
     AUTOSTART,
@@ -81,6 +84,33 @@ PARAMETERS = (
           "poses over (0: every core this process may use; 1: one core per request). Requests "
           "below about 100 microseconds of work always stay on their own thread. Lower it to "
           "leave cores to the rest of the robot's software.", at_least=0),
+    # The sensor layer (#25): ros/collision_server_sensors.py
+    Param("scan_topics", [], "sensor_msgs/LaserScan topics marked into the sensor layer "
+          "(queries include it with the LAYER_SENSORS bit); empty: none.",
+          type_hint=STRINGS),
+    Param("scan_pose_topics", [], "For each of scan_topics, the nav_msgs/Odometry topic of "
+          "its scans' frame in global_frame (header.frame_id global_frame, child_frame_id the "
+          "scans' frame): no tf2 here.", type_hint=STRINGS),
+    Param("cloud_topics", [], "sensor_msgs/PointCloud2 topics (x, y, z float32 fields) marked "
+          "into the sensor layer; empty: none.",
+          type_hint=STRINGS),
+    Param("cloud_pose_topics", [], "For each of cloud_topics, the Odometry topic of its "
+          "clouds' frame in global_frame.", type_hint=STRINGS),
+    Param("cloud_min_z", 0.05, "Points of a cloud below this height (m, in the cloud's "
+          "frame) are ignored (the floor)."),
+    Param("cloud_max_z", 2.0, "Points of a cloud above this height (m, in the cloud's frame) "
+          "are ignored."),
+    Param("sensor_decay", 0.5, "Seconds a sensor mark lasts unless seen again or cleared by "
+          "a later ray.", above=0.0),
+    Param("sensor_layer_resolution", 0.05, "Cell size (m) of the sensor layer.", above=0.0),
+    Param("sensor_layer_origin_x", -20.0, "x (m, global_frame) of the sensor layer's "
+          "lower-left corner."),
+    Param("sensor_layer_origin_y", -20.0, "y (m, global_frame) of the sensor layer's "
+          "lower-left corner."),
+    Param("sensor_layer_width", 40.0, "Width (m) of the sensor layer's window along x; "
+          "returns outside it are not marked.", above=0.0),
+    Param("sensor_layer_height", 40.0, "Height (m) of the sensor layer's window along y.",
+          above=0.0),
 )
 BY_NAME = {p.name: p for p in PARAMETERS}
 

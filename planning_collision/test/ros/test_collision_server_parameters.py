@@ -105,6 +105,10 @@ def test_collision_server_declares_its_bounds_where_ros2_param_describe_shows_th
         "max_request_size": "an integer >= 1",
         "query_threads": "an integer >= 0",
         "kernel_threads": "an integer >= 0",
+        "sensor_decay": "finite and > 0",
+        "sensor_layer_resolution": "finite and > 0",
+        "sensor_layer_width": "finite and > 0",
+        "sensor_layer_height": "finite and > 0",
     }
     threshold = collision_server_parameters.BY_NAME["occupied_threshold"].descriptor()
     assert (threshold.integer_range[0].from_value, threshold.integer_range[0].to_value) == (1, 100)
