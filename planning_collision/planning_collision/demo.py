@@ -54,6 +54,8 @@ NODES = ("map_publisher", "collision_server", "fleet_sim", "orca_node")
 
 
 class Demo:
+    orca_params: Path | None = None  # orca_node's parameter file (default demo_orca.yaml)
+
     def __init__(self, scenario_path: Path, output: Path, robot: str, domain_id: int,
                  timeout: float | None):
         self.scenario_path = scenario_path
@@ -92,7 +94,8 @@ class Demo:
                 {"scenario": scenario, "trajectory_file": str(trajectory),
                  "start": "wait"}),  # until _start_clock
             "orca_node": processes.node_command(
-                "planning_collision.ros.orca_node", [config_file("demo_orca.yaml")],
+                "planning_collision.ros.orca_node",
+                [self.orca_params or config_file("demo_orca.yaml")],
                 {"publish_orca_lines": True}),
         }
         for name in NODES:
@@ -416,6 +419,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--robot", default="robot1", help="robot whose half-planes the GIF shows")
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds of simulated time (default: the scenario's)")
+    parser.add_argument("--orca-params", type=Path, default=None,
+                        help="orca_node's parameter file for the scenario's robots (default: "
+                             "config/demo_orca.yaml, the swap_room scenario's)")
     args = parser.parse_args(argv)
     args.output.mkdir(parents=True, exist_ok=True)
     domain_id = processes.pick_domain_id()
@@ -426,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"cannot run the demo: {exc}", file=sys.stderr)
         return 2
+    demo.orca_params = args.orca_params.resolve() if args.orca_params else None
     if args.robot not in {r.name for r in demo.scenario.robots}:
         print(f"--robot {args.robot} is not in the scenario", file=sys.stderr)
         return 2

@@ -86,9 +86,12 @@ class OrcaNode(ManagedNode):
         self._odom_in, self._cmd_in = LatestInputs(len(names)), LatestInputs(k)
         self._step_starts: deque[float] = deque()
         self._markers_due = 0.0
+        coordinate = p.use_map_obstacles and (p.passages or (
+            p.route_planning and p.preferred_velocity_source == "goal"))
         self._obstacles = ObstacleWorker(p.global_frame, p.obstacles_topic,
                                          p.occupied_threshold, p.unknown_is_occupied,
-                                         p.map_simplify_tolerance, log, self.kernels_ready)
+                                         p.map_simplify_tolerance, log, self.kernels_ready,
+                                         on_grid=self._on_grid if coordinate else None)
         self._cmd_pubs = [self.create_publisher(self._twist.message_type,
                                                 f"{name}/{p.cmd_vel_out_topic}", RELIABLE)
                           for name in names[:k]]
@@ -154,6 +157,25 @@ class OrcaNode(ManagedNode):
                                          partial(self._store, self._cmd_in, i), LATEST,
                                          raw=self._twist.raw)
         subscribe_pose_sources(self, self.fleet, p, self._warn)
+
+    def _on_grid(self, grid) -> None:
+        """A new map (on the obstacle worker's thread): routes and passages for it (#22)."""
+        from planning_collision.fleet.passages import coordination_world
+
+        p, fleet = self.params, self.fleet
+        if fleet is None:
+            return
+        started = time.perf_counter()
+        # The largest controlled robot with its margins (and the controller's latency slack).
+        radius = float(fleet.radius[:fleet.controlled].max()) + p.safety_margin + 0.05
+        routes, passages = coordination_world(grid.blocked_mask(), grid.resolution,
+                                              grid.origin, radius, passages=p.passages,
+                                              zone=p.passage_zone)
+        fleet.set_world(routes if p.route_planning else None, passages)
+        self.get_logger().info(
+            f"routes for the map: {0 if passages is None else len(passages.passages)} "
+            f"passages one direction at a time, built in "
+            f"{(time.perf_counter() - started) * 1e3:.0f} ms")
 
     # ------------------------------------------------------------------ callbacks
     def _now(self) -> float:

@@ -129,8 +129,10 @@ class ObstacleWorker:
 
     def __init__(self, global_frame: str, obstacles_topic: str, occupied_threshold: int,
                  unknown_is_occupied: bool, simplify_tolerance: float, logger,
-                 kernels_ready: threading.Event | None = None):
+                 kernels_ready: threading.Event | None = None, on_grid=None):
         self.global_frame = global_frame
+        self.on_grid = on_grid  # called on this thread with each new map's GridMap (#22)
+        self._new_map = None  # a map whose routes are still to build
         self.obstacles_topic = obstacles_topic
         self.occupied_threshold = occupied_threshold
         self.unknown_is_occupied = unknown_is_occupied
@@ -179,6 +181,14 @@ class ObstacleWorker:
                     changed.append("map")
                 if changed:
                     self._rebuild(" and ".join(changed))
+                if self._new_map is not None and self.on_grid is not None:
+                    # After the obstacles are in use: routes are an aid, built after them.
+                    msg, self._new_map = self._new_map, None
+                    try:
+                        self.on_grid(grid_from_msg(msg, self.occupied_threshold,
+                                                   self.unknown_is_occupied))
+                    except Exception as exc:  # the obstacles are in use all the same
+                        self.log.error(f"routes not updated: {type(exc).__name__}: {exc}")
             except Exception as exc:  # never let the worker die: keep the previous set
                 self.log.error(f"obstacles not updated: {type(exc).__name__}: {exc}")
 
@@ -219,6 +229,7 @@ class ObstacleWorker:
         self.log.info(f"map {info.width} x {info.height}: {len(polygons)} polygons, "
                       f"{sum(len(q) for q in polygons)} vertices, traced in "
                       f"{(time.perf_counter() - started) * 1e3:.1f} ms")
+        self._new_map = msg
         return True
 
     def _rebuild(self, source: str) -> None:

@@ -202,6 +202,14 @@ PARAMETERS = _bounded((
     Param("use_map_obstacles", False, "Also avoid the occupied regions of the map: traced "
           "into polygons once per map."),
     Param("map_topic", "map", "nav_msgs/OccupancyGrid used when use_map_obstacles is true."),
+    Param("route_planning", True, "With use_map_obstacles, in goal mode: each robot heads "
+          "for the next waypoint of a route around the map (a navigation function on the "
+          "grid, recomputed for each new map) instead of straight at its goal (issue #22; "
+          "doc/narrow_spaces.md)."),
+    Param("passages", True, "With use_map_obstacles: passages too narrow for two robots, "
+          "found on the map, let one direction through at a time (robots with a goal)."),
+    Param("passage_zone", 1.5, "Metres around a passage in which robots of the waiting "
+          "direction stop (backing away from its mouth within 1 m).", above=0.0),
     Param("map_subscribe_transient_local", True, "Map QoS: reliable + transient_local depth 1 "
           "(map_server's latched map); false: reliable + volatile (costmap-style topics)."),
     Param("map_simplify_tolerance", 0.05, "Metres a traced map boundary may depart from the "
