@@ -332,7 +332,9 @@ class RosProcess:
             # Killed, its DDS participant cannot remove its shared-memory segment: note what
             # its process group maps, and remove what no one owns once they are gone.
             self._note_segments(group=True)
-            os.killpg(self._process.pid, signal.SIGKILL)
+            # (ended and reaped by the segment watch the instant after running() looked)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._process.pid, signal.SIGKILL)
             self._process.wait()
             remove_dead_segments(self.segments)
         self._reader.join(timeout=2.0)
