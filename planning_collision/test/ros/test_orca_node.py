@@ -203,7 +203,7 @@ def start_world(tmp, procs, domain_id, clients, latched_qos) -> dict:
     # Test-fed: absurd inputs (huge twists, unnormalised quaternions, bad obstacles).
     start("lab3", node_command(ORCA, orca_params, {
         "agents": list(LAB3_GOALS), "observed": ["robB"], "publish_markers": False,
-        "wait_for_all_agents": False,
+        "wait_for_all_agents": False, "footprint_topic": "footprint",
         **{f"{name}.goal": goal for name, goal in LAB3_GOALS.items()}}, namespace="lab3"))
     # Test-fed: the navigation stack's command as the preferred velocity.
     # Nav2's chain: velocity_smoother -> cmd_vel_smoothed -> orca_node -> cmd_vel.
@@ -887,6 +887,57 @@ def test_parameters_change_while_the_node_runs_and_bad_values_are_refused(world)
     finally:
         set_parameters(client, "/lab3/orca_node", pref_speed=0.5, **{"robA.max_speed": 0.6})
         del feeder.poses["robA"]
+
+
+def test_a_footprint_topic_sets_the_agents_radius_to_its_circumscribed_radius(world):
+    """footprint_topic: each robot-frame PolygonStamped sets <name>.radius to the distance
+    from the robot's origin to its farthest vertex; one in the global frame is ignored."""
+    from geometry_msgs.msg import Point32, PolygonStamped
+
+    client = world["client"]
+    publisher = client.node.create_publisher(PolygonStamped, "/lab3/quarter/footprint", 10)
+
+    def footprint(points, frame="quarter/base_link"):
+        msg = PolygonStamped()
+        msg.header.frame_id = frame
+        msg.polygon.points = [Point32(x=float(x), y=float(y)) for x, y in points]
+        return msg
+
+    def radius():
+        return get_parameters(client, "/lab3/orca_node", ["quarter.radius"])[0].double_value
+
+    before = radius()
+    forklift = [(0.5, 0.3), (-0.5, 0.3), (-0.5, -0.3), (0.5, -0.3), (0.5, 0.25),
+                (1.2, 0.25), (1.2, 0.15), (0.5, 0.15)]
+    want = math.hypot(1.2, 0.25)
+    try:
+        def taken():
+            publisher.publish(footprint(forklift))
+            client.spin_for(0.2)
+            return radius() == pytest.approx(want, abs=1e-6)
+
+        assert client.spin_until(taken, 15.0), radius()
+        # The footprint placed in the global frame (Nav2's published_footprint): ignored.
+        for _ in range(5):
+            publisher.publish(footprint([(3.0, 4.0), (3.5, 4.0), (3.5, 4.5)], frame="map"))
+            client.spin_for(0.2)
+        assert radius() == pytest.approx(want, abs=1e-6)
+    finally:
+        set_parameters(client, "/lab3/orca_node", **{"quarter.radius": before})
+        client.node.destroy_publisher(publisher)
+
+
+def test_the_circumscribed_radius_of_a_footprint():
+    from geometry_msgs.msg import Point32
+
+    from planning_collision.ros.orca_footprints import circumscribed_radius
+
+    points = [Point32(x=0.5, y=0.3), Point32(x=-0.6, y=-0.1), Point32(x=0.1, y=0.0)]
+    assert circumscribed_radius(points) == pytest.approx(math.hypot(0.6, 0.1), rel=1e-6)
+    for bad, words in (([], "no points"), ([Point32()], "no radius"),
+                       ([Point32(x=math.nan)], "NaN")):
+        with pytest.raises(ValueError, match=words):
+            circumscribed_radius(bad)
 
 
 # ---------------------------------------------------------------------- no processes
