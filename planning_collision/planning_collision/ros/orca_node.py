@@ -39,7 +39,7 @@ from .lifecycle import ManagedNode
 from .message_codecs import LatestInputs, choose_codecs
 from .node_executor import events_executor
 from .orca_footprints import subscribe_footprints
-from .orca_markers import fleet_markers, publish_markers
+from .orca_markers import fleet_markers, publish_markers, track_markers
 from .orca_obstacles import ObstacleWorker
 from .orca_parameters import (
     DYNAMIC,
@@ -87,9 +87,12 @@ class OrcaNode(ManagedNode):
         self._odom_in, self._cmd_in = LatestInputs(len(names)), LatestInputs(k)
         self._step_starts: deque[float] = deque()
         self._markers_due = 0.0
+        coordinate = p.use_map_obstacles and (p.passages or (
+            p.route_planning and p.preferred_velocity_source == "goal"))
         self._obstacles = ObstacleWorker(p.global_frame, p.obstacles_topic,
                                          p.occupied_threshold, p.unknown_is_occupied,
-                                         p.map_simplify_tolerance, log, self.kernels_ready)
+                                         p.map_simplify_tolerance, log, self.kernels_ready,
+                                         on_grid=self._on_grid if coordinate else None)
         self._cmd_pubs = [self.create_publisher(self._twist.message_type,
                                                 f"{name}/{p.cmd_vel_out_topic}", RELIABLE)
                           for name in names[:k]]
@@ -108,6 +111,10 @@ class OrcaNode(ManagedNode):
         DiagnosticsPublisher(self, self._diagnostics)
         self._odometry = Resubscriber(self, self._warn, tries=p.odometry_resubscribe_tries)
         self._subscribe(p, codecs.raw_odometry)
+        self._sensed, self._tracks = None, None
+        if p.scan_topic or p.external_tracks_topic:  # people and robots only sensors see
+            from .orca_scans import SensedObjects
+            self._sensed = SensedObjects(self, self.fleet, p, self._obstacles, self._warn)
         self.create_timer(1.0, self._odometry.check)
         self.create_timer(settings.time_step, self._step)
         log.info(f"ready: {k} agents, {len(names) - k} observed, {p.rate_hz:g} Hz, preferred "
@@ -125,6 +132,7 @@ class OrcaNode(ManagedNode):
         if self._obstacles is not None:
             self._obstacles.close()
         self._obstacles = None
+        self._sensed = self._tracks = None
         self.fleet = None
 
     def _subscribe(self, p, raw_odometry: bool) -> None:
@@ -151,6 +159,25 @@ class OrcaNode(ManagedNode):
                                          raw=self._twist.raw)
         subscribe_pose_sources(self, self.fleet, p, self._warn)
         subscribe_footprints(self, names, p)
+
+    def _on_grid(self, grid) -> None:
+        """A new map (on the obstacle worker's thread): routes and passages for it (#22)."""
+        from planning_collision.fleet.passages import coordination_world
+
+        p, fleet = self.params, self.fleet
+        if fleet is None:
+            return
+        started = time.perf_counter()
+        # The largest controlled robot with its margins (and the controller's latency slack).
+        radius = float(fleet.radius[:fleet.controlled].max()) + p.safety_margin + 0.05
+        routes, passages = coordination_world(grid.blocked_mask(), grid.resolution,
+                                              grid.origin, radius, passages=p.passages,
+                                              zone=p.passage_zone)
+        fleet.set_world(routes if p.route_planning else None, passages)
+        self.get_logger().info(
+            f"routes for the map: {0 if passages is None else len(passages.passages)} "
+            f"passages one direction at a time, built in "
+            f"{(time.perf_counter() - started) * 1e3:.0f} ms")
 
     # ------------------------------------------------------------------ callbacks
     def _now(self) -> float:
@@ -239,8 +266,12 @@ class OrcaNode(ManagedNode):
         try:
             self._refresh_inputs()
             self._phases.mark("inputs")
+            discs = None
+            if self._sensed is not None:
+                self._tracks = self._sensed.tracks(now)
+                discs = self._sensed.discs(now, self._tracks)
             step = self.fleet.step(now, self._obstacles.current, want_lines=want_markers or (
-                want_status and p.publish_orca_lines))
+                want_status and p.publish_orca_lines), discs=discs)
             commands, publish = step.commands, step.publish
         except Exception as exc:  # a bug must not leave robots driving on old commands
             self.get_logger().error(f"step failed, commanding zero velocity: {exc}",
@@ -259,6 +290,8 @@ class OrcaNode(ManagedNode):
             else:
                 self.get_logger().warning(event)
         stamp = self.get_clock().now().to_msg()
+        if self._tracks is not None:
+            self._publish(lambda: self._sensed.publish(self._tracks, stamp), "tracks")
         if want_status:
             self._publish(lambda: self._publish_status(step, stamp, started), "status")
         self._phases.mark("status")
@@ -329,7 +362,10 @@ class OrcaNode(ManagedNode):
         publish_markers(self._marker_pub, self._raw_markers, self.params.global_frame, stamp,
                         fleet_markers(step, self._marker_names, self.fleet.radius,
                                       self.fleet.max_speed,
-                                      max(1.0, 3.0 / self.params.marker_rate_hz)))
+                                      max(1.0, 3.0 / self.params.marker_rate_hz))
+                        + ([] if self._tracks is None else track_markers(
+                            f"{self.get_name()}/tracks", self._tracks,
+                            2.0 / self.params.marker_rate_hz)))
 
     def close(self) -> None:
         """run_node's last call: a zero command per robot if active, the worker ended."""

@@ -206,6 +206,14 @@ PARAMETERS = _bounded((
     Param("use_map_obstacles", False, "Also avoid the occupied regions of the map: traced "
           "into polygons once per map."),
     Param("map_topic", "map", "nav_msgs/OccupancyGrid used when use_map_obstacles is true."),
+    Param("route_planning", True, "With use_map_obstacles, in goal mode: each robot heads "
+          "for the next waypoint of a route around the map (a navigation function on the "
+          "grid, recomputed for each new map) instead of straight at its goal (issue #22; "
+          "doc/narrow_spaces.md)."),
+    Param("passages", True, "With use_map_obstacles: passages too narrow for two robots, "
+          "found on the map, let one direction through at a time (robots with a goal)."),
+    Param("passage_zone", 1.5, "Metres around a passage in which robots of the waiting "
+          "direction stop (backing away from its mouth within 1 m).", above=0.0),
     Param("map_subscribe_transient_local", True, "Map QoS: reliable + transient_local depth 1 "
           "(map_server's latched map); false: reliable + volatile (costmap-style topics)."),
     Param("map_simplify_tolerance", 0.05, "Metres a traced map boundary may depart from the "
@@ -225,6 +233,40 @@ PARAMETERS = _bounded((
           "markers, as serialized CDR bytes (much cheaper with many robots). Used only when a "
           "start-up check against the RMW's serializer passes; false: always Python message "
           "objects."),
+    # Seen only by sensors (issue #25; ros/orca_scans.py, tracking/).
+    Param("scan_topic", "", "sensor_msgs/LaserScan topic inside each controlled agent's "
+          "namespace (e.g. scan): what the lasers see that no odometry reports (people, "
+          "other vendors' robots) is clustered, tracked and avoided with full "
+          "responsibility. Empty: no scans."),
+    Param("scan_mount", [0.0, 0.0, 0.0], "[x, y, yaw] of the laser on each robot (its "
+          "frame in the robot's base frame).", type_hint=DOUBLES),
+    Param("scan_agent_margin", 0.15, "Metres around every agent placed from odometry (the "
+          "scanning robot included) whose scan points are not tracked.", at_least=0.0),
+    Param("scan_static_margin", 0.15, "Metres around the static obstacles' and the map's "
+          "edges whose scan points are not tracked.", at_least=0.0),
+    Param("cluster_gap", 0.15, "Metres between neighbouring scan points that start a new "
+          "cluster (plus the beams' spread at that range).", above=0.0),
+    Param("cluster_max_radius", 1.5, "Clusters wider than this radius (m) are not tracked "
+          "(walls missing from the map).", above=0.0),
+    Param("track_lost_after", 0.25, "Seconds a track may go unseen before it is deleted.",
+          above=0.0),
+    Param("track_confirm_hits", 2, "Scans that must see a track before it is avoided and "
+          "published.", at_least=1),
+    Param("track_measurement_noise", 0.05, "Standard deviation (m) of a cluster's centre.",
+          above=0.0),
+    Param("track_accel_noise", 0.5, "How fast (m^2/s^3, white-noise acceleration) a "
+          "track's velocity may change.", above=0.0),
+    Param("track_still_speed", 0.1, "Tracks slower than this (m/s) are avoided as standing "
+          "obstacles.", at_least=0.0),
+    Param("tracks_topic", "~/tracks", "planning_collision_interfaces/TrackArray: this node's "
+          "tracks each step, with scan_topic or external_tracks_topic set (empty: not "
+          "published)."),
+    Param("track_polygons_topic", "", "geometry_msgs/PolygonInstanceStamped per track (id = "
+          "track id), a polygon around its disc, as collision_monitor's polygon source reads "
+          "them (empty: none)."),
+    Param("external_tracks_topic", "", "planning_collision_interfaces/TrackArray from another "
+          "tracker (people trackers): avoided as this node's own tracks are, each message "
+          "replacing that topic's previous set (empty: none)."),
 ))
 BY_NAME = {p.name: p for p in PARAMETERS}
 DYNAMIC = frozenset(p.name for p in PARAMETERS if p.dynamic)
