@@ -222,3 +222,36 @@ def test_scenario_obstacles_are_seen_through_a_scene():
     got = true_ranges((0.0, 0.5, 0.0), spec, StaticScene(None, shapes))
     want = oracle_ranges((0.0, 0.5, 0.0), spec, [Polygon(scenario.obstacles[0].vertices)])
     np.testing.assert_allclose(got, want, atol=1e-9)
+
+
+def test_scans_mark_the_sensor_layer_on_the_surfaces_and_a_walker_leaves_no_ghost():
+    """Simulated scans into collision_server's sensor layer: every mark lies on the wall or
+    on the person where it stands now (a cell within a cell's diagonal of its surface, or in
+    the person's own shadow: the beams that would clear the marks of its last step end on its
+    front now, so those wait for the decay), and the person's trail is cleared."""
+    from planning_collision.grid.sensor_layer import SensorLayer, scan_rays
+
+    wall = ConvexShape(np.array([[4.0, -3.0], [4.5, -3.0], [4.5, 3.0], [4.0, 3.0]]))
+    scene = StaticScene(None, [wall])
+    spec = LaserSpec(beams=720, range_max=6.0)
+    layer = SensorLayer(10.0, 10.0, 0.05, (-5.0, -5.0), decay=100.0)  # only clearing forgets
+    robot = (0.0, 0.0, 0.0)
+    for k in range(30):  # a person (r = 0.25) walks across at x = 2, from y = -1.5 up
+        person = (2.0, -1.5 + 0.1 * k)
+        ranges = simulate_scan(robot, spec, scene, [robot[:2], person], [0.3, 0.25],
+                               exclude=0)
+        origin, ends, hit = scan_rays(robot, spec.angle_min, spec.angle_increment, ranges,
+                                      spec.range_min, spec.range_max)
+        layer.add_rays(origin, ends, hit, 0.1 * k)
+    rows, cols = np.nonzero(layer.occupied(2.9))
+    centres = np.column_stack([-5.0 + 0.05 * (cols + 0.5), -5.0 + 0.05 * (rows + 0.5)])
+    to_person = np.hypot(centres[:, 0] - person[0], centres[:, 1] - person[1]) - 0.25
+    to_wall = np.array([Polygon(wall.points).exterior.distance(Point(c)) for c in centres])
+    half_diagonal = 0.05 / math.sqrt(2) + 1e-9
+    on_wall = to_wall <= half_diagonal
+    on_person = np.abs(to_person) <= half_diagonal
+    shadowed = to_person <= 0.1  # behind its front: last step's marks, not seen since
+    assert np.all(on_wall | on_person | shadowed), centres[~(on_wall | on_person | shadowed)]
+    assert on_person.sum() >= 5 and on_wall.sum() >= 50
+    # the trail: nothing of the person's earlier places (y up to 1.1) is left
+    assert not np.any(~on_wall & (centres[:, 1] < person[1] - 0.35))
