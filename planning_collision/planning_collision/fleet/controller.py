@@ -69,6 +69,7 @@ from .latency import (
     reachable_lines,
 )
 from .localization import ODOM_ORIGIN, POSE_TOPIC, MapFromOdom
+from .progress import ProgressMonitor
 
 GOAL, CMD_VEL = "goal", "cmd_vel"
 PREFERRED_VELOCITY_SOURCES = (GOAL, CMD_VEL)
@@ -342,7 +343,7 @@ class FleetController:
         self._placed_once = np.zeros(k, dtype=bool)
         self._periods = StepPeriods()  # the control periods achieved (the latency model)
         self.steps = 0
-        self.routes = self.passages = None  # set_world: routes and passages (issue #22)
+        self.routes = self.passages = self.progress = None  # set_world (issue #22)
         self._derive()
 
     # ------------------------------------------------------------------ settings
@@ -517,7 +518,7 @@ class FleetController:
         place = self._place(now)
         activity = self._activity(now, place)
         preferred = self._preferred(place, activity.active)
-        preferred = self._route(place, activity.active, preferred)
+        preferred = self._route(now, place, activity.active, preferred)
         problem = self._problem(place, activity, preferred)
         result = self._solve(place, problem, obstacles, want_lines, discs)
         told = self._commands(place, activity.active, preferred, problem, result)
@@ -616,12 +617,13 @@ class FleetController:
         distance[~place.known[:k]] = np.nan
         return _Preferred(velocities, distance, None)
 
-    def _route(self, place: _Placement, active: np.ndarray,
+    def _route(self, now: float, place: _Placement, active: np.ndarray,
                preferred: _Preferred) -> _Preferred:
         """With a route map (:meth:`set_world`), goal mode heads for each robot's next
         waypoint around the map instead of straight at the goal (same speed); with passages,
         one direction at a time through each passage too narrow for two (robots with a goal,
-        in either mode). fleet/routes.py and fleet/passages.py (issue #22)."""
+        in either mode); robots stalled nose to nose yield by priority (fleet/progress.py).
+        fleet/routes.py and fleet/passages.py (issue #22)."""
         velocities = preferred.velocities
         moving = active & (np.abs(velocities).max(axis=1) > 0.0)
         if not moving.any() or (self.routes is None and self.passages is None):
@@ -640,12 +642,23 @@ class FleetController:
             goal_known = np.isfinite(self.goals[idx]).all(axis=1)
             told = self.passages.coordinate(here, self.goals[idx], velocities[idx], goal_known)
             velocities[idx] = told.velocities
+        if self.progress is not None:
+            wants = moving & (np.abs(velocities).max(axis=1) > 0.0)
+            distance = np.where(np.isfinite(preferred.distance_to_goal),
+                                preferred.distance_to_goal, np.inf)
+            if self.routes is not None:
+                for i in np.flatnonzero(wants & np.isfinite(self.goals).all(axis=1)):
+                    distance[i] = self.routes.route_length(place.positions[i], self.goals[i])
+            velocities, _ = self.progress.resolve(now, place.positions[:self.controlled],
+                                                  velocities, distance, wants)
         return preferred._replace(velocities=velocities)
 
     def set_world(self, routes=None, passages=None) -> None:
         """The route map and passages (fleet/routes.py, fleet/passages.py) built from the
         current map, or None: call again whenever the world changes."""
         self.routes, self.passages = routes, passages
+        self.progress = (None if routes is None and passages is None
+                         else ProgressMonitor(self.controlled))
 
     def _problem(self, place: _Placement, activity: _Activity,
                  preferred: _Preferred) -> _Problem:

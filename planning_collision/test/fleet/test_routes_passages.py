@@ -10,6 +10,7 @@ import pytest
 from scipy.ndimage import distance_transform_edt
 
 from planning_collision.fleet.passages import PassageMap
+from planning_collision.fleet.progress import ProgressMonitor
 from planning_collision.fleet.routes import RouteMap, edt
 
 RES = 0.05
@@ -107,3 +108,29 @@ def test_one_direction_at_a_time_and_the_same_decision_in_any_order():
     # Robots that do not want to move neither use nor hold the passage.
     idle = passages.coordinate(positions, goals, pref, np.array([False, True, True, True]))
     assert idle.waiting.tolist() == [False, False, True, False]
+
+
+def test_a_stalled_robot_yields_to_the_one_of_higher_priority():
+    """Two robots nose to nose, both wanting to move and making no progress: after
+    stall_time the second (lower priority) backs away from the first for yield_time; the
+    first keeps its preferred velocity; robots making progress never yield."""
+    monitor = ProgressMonitor(3, stall_time=2.0, yield_time=1.0, back_off_speed=0.3)
+    positions = np.array([[0.0, 0.0], [0.6, 0.0], [5.0, 5.0]])
+    pref = np.array([[0.5, 0.0], [-0.5, 0.0], [0.5, 0.0]])
+    wants = np.ones(3, dtype=bool)
+    for step in range(60):  # 3 s at 20 Hz, no progress for robots 0 and 1
+        now = step * 0.05
+        distance = np.array([5.0, 5.0, 5.0 - 0.5 * now])  # robot 2 progresses
+        told, yielding = monitor.resolve(now, positions, pref, distance, wants)
+        if now < 2.0:
+            assert not yielding.any()
+    assert yielding.tolist() == [False, True, False]
+    assert np.allclose(told[1], [0.3, 0.0]) and np.array_equal(told[[0, 2]], pref[[0, 2]])
+    # The yield ends after yield_time; a robot that does not want to move never yields.
+    told, yielding = monitor.resolve(3.1, positions, pref, np.full(3, 5.0), wants)
+    assert not yielding[1]
+    idle = ProgressMonitor(2, stall_time=0.1)
+    for now in (0.0, 0.2, 0.4):
+        _, yielding = idle.resolve(now, positions[:2], pref[:2], np.full(2, 5.0),
+                                   np.array([True, False]))
+    assert not yielding.any()
