@@ -20,7 +20,8 @@ the limit; the achieved step periods are always measured). Reported per point: c
 (robot-robot and robot-obstacle, summed over the seeds), the smallest separation, and the time
 until every robot arrived (the worst seed; ``-`` if one did not within the scenario's timeout).
 
-Writes a markdown table to stdout and to ``doc/bench/delays_table.md``, and the plot to
+Writes a markdown table to stdout and to ``doc/bench/delays_table.txt`` (doc/delays.md quotes
+it), and the plot to
 ``doc/bench/delays.png``. Exits with status 1 when an *aware* run has a contact at a point
 the issue's criteria name (commands 0.1-0.5 s with odometry 0.05-0.2 s late; 5 % loss and
 100 ms jitter on 50 ms; 0.5 m/s^2).
@@ -183,9 +184,9 @@ def main() -> int:
     table = "\n".join(lines)
     print(table)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "delays_table.md").write_text(table + "\n")
+    (args.out / "delays_table.txt").write_text(table + "\n")
     plot([r for r in rows if r[3] is not None], args.out / "delays.png")
-    print(f"{time.perf_counter() - started:.0f} s; wrote {args.out / 'delays_table.md'} and "
+    print(f"{time.perf_counter() - started:.0f} s; wrote {args.out / 'delays_table.txt'} and "
           f"{args.out / 'delays.png'}")
     if failed:
         print("missed:", "; ".join(failed))
