@@ -269,10 +269,12 @@ class OrcaNode(ManagedNode):
             discs = None
             if self._sensed is not None:
                 self._tracks = self._sensed.tracks(now)
-                discs = self._sensed.discs(now, self._tracks)
+                discs = self._sensed.discs(now)
             step = self.fleet.step(now, self._obstacles.current, want_lines=want_markers or (
                 want_status and p.publish_orca_lines), discs=discs)
             commands, publish = step.commands, step.publish
+            if self._sensed is not None:  # stop rather than touch a tracked person
+                commands = self._sensed.brake(step, commands, discs)
         except Exception as exc:  # a bug must not leave robots driving on old commands
             self.get_logger().error(f"step failed, commanding zero velocity: {exc}",
                                     throttle_duration_sec=5.0)

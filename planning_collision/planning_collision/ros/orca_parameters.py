@@ -258,6 +258,9 @@ PARAMETERS = _bounded((
           "track's velocity may change.", above=0.0),
     Param("track_still_speed", 0.1, "Tracks slower than this (m/s) are avoided as standing "
           "obstacles.", at_least=0.0),
+    Param("brake_time", 0.3, "Seconds: a robot whose ORCA command would touch a tracked "
+          "disc within this time while standing would not is sent zero (passive safety: a "
+          "robot may be run into, never run into someone). 0: off.", at_least=0.0),
     Param("tracks_topic", "~/tracks", "planning_collision_interfaces/TrackArray: this node's "
           "tracks each step, with scan_topic or external_tracks_topic set (empty: not "
           "published)."),

@@ -4,13 +4,16 @@ from an external tracker, and the tracks out (issue #25).
 Each scan (``<name>/<scan_topic>``) is placed in the global frame with its robot's pose at
 the scan's stamp (:meth:`~planning_collision.fleet.FleetController.pose_at`), stripped of the
 points near the static world (the map's and the obstacle sets' edges, as the obstacle worker
-traced them) and near every agent placed from odometry (the scanning robot included), clustered
-and fed to the one :class:`~planning_collision.tracking.Tracker` the node's robots share. Each
-step the confirmed tracks, and the external tracks (``external_tracks_topic``, a
-``TrackArray``: a people tracker's variable set), go to the fleet controller as discs avoided
-with full responsibility (:func:`~planning_collision.tracking.tracker.discs_of`), and out on
-``tracks_topic`` (``TrackArray``) and, per track, as a ``geometry_msgs/PolygonInstanceStamped``
-(``track_polygons_topic``) for collision_monitor's polygon source.
+traced them) and near every agent placed from odometry (the scanning robot included),
+clustered and fed to the one :class:`~planning_collision.tracking.Tracker` the node's robots
+share. Each step every track (a tentative one stands, grown) and the external tracks
+(``external_tracks_topic``, a ``TrackArray``: a people tracker's variable set) go to the fleet
+controller as discs avoided with full responsibility
+(:func:`~planning_collision.tracking.tracker.discs_of`); a robot whose command would still
+touch one within ``brake_time`` is stopped instead (:mod:`planning_collision.tracking.brake`).
+The confirmed tracks go out on ``tracks_topic`` (``TrackArray``) and, per track, as a
+``geometry_msgs/PolygonInstanceStamped`` (``track_polygons_topic``) for collision_monitor's
+polygon source.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from planning_collision.tracking import (
     drop_near,
     scan_to_points,
 )
+from planning_collision.tracking.brake import must_stop
 from planning_collision.tracking.tracker import discs_of
 from planning_collision_interfaces.msg import Track, TrackArray
 
@@ -78,6 +82,7 @@ class SensedObjects:
         self._lock = threading.Lock()
         self._external: tuple[float, Tracks] | None = None
         self.scans = 0
+        self.stops = 0  # commands the passive-safety stop replaced by zero
         names, k = fleet.names, fleet.controlled
         if p.scan_topic:
             for i, name in enumerate(names[:k]):
@@ -154,9 +159,11 @@ class SensedObjects:
         with self._lock:
             return self.tracker.tracks(now)
 
-    def discs(self, now: float, own: Tracks | None = None) -> Discs:
-        """Own tracks and the external ones (while younger than track_lost_after), at ``now``."""
-        discs = discs_of(self.tracks(now) if own is None else own, self.settings)
+    def discs(self, now: float) -> Discs:
+        """Own tracks (the tentative ones too: :meth:`Tracker.discs`) and the external ones
+        (while younger than track_lost_after), at ``now``."""
+        with self._lock:
+            discs = self.tracker.discs(now)
         if self._external is not None:
             t, ext = self._external
             if now - t <= self.settings.lost_after and ext.count:
@@ -164,6 +171,25 @@ class SensedObjects:
                                                                                     0.0))
                 discs = discs.concatenate(discs_of(moved, self.settings))
         return discs
+
+    def brake(self, step, commands: np.ndarray, discs: Discs) -> np.ndarray:
+        """``commands`` (body frame, the controlled robots) with zero for every robot whose
+        command would drive it into a disc within brake_time while standing would not
+        (:func:`~planning_collision.tracking.brake.must_stop`)."""
+        fleet, k = self.fleet, self.fleet.controlled
+        if self.p.brake_time <= 0.0 or not discs.count:
+            return commands
+        headings = step.headings[:k]
+        c, s = np.cos(headings), np.sin(headings)
+        ahead = np.column_stack((c * commands[:, 0] - s * commands[:, 1],
+                                 s * commands[:, 0] + c * commands[:, 1]))
+        stop = must_stop(step.positions[:k], ahead, fleet.radius[:k], discs,
+                         self.p.brake_time) & step.active
+        if stop.any():
+            commands = commands.copy()
+            commands[stop] = 0.0
+            self.stops += int(stop.sum())
+        return commands
 
     # ------------------------------------------------------------------ out
     def publish(self, tracks: Tracks, stamp) -> None:

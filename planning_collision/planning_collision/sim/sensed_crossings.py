@@ -40,6 +40,7 @@ from planning_collision.tracking import (
     drop_near,
     scan_to_points,
 )
+from planning_collision.tracking.brake import must_stop
 
 MOVING = 0.05  # m/s: a robot faster than this at a contact ran into someone
 HALF_LENGTH, HALF_WIDTH = 7.0, 4.0  # the hall
@@ -146,8 +147,11 @@ def _box_mask(boxes, margin: float) -> StaticMask | None:
 
 def run(scene: Scene, *, tracking: bool = True, seed: int = 0, rate_hz: float = 10.0,
         noise: float = 0.015, beams: int = 360, time_step: float = 0.05,
-        timeout: float = 40.0, tracker_settings: TrackerSettings | None = None) -> RunResult:
-    """One closed-loop run of ``scene`` (see the module docstring)."""
+        timeout: float = 40.0, tracker_settings: TrackerSettings | None = None,
+        brake_time: float = 0.3) -> RunResult:
+    """One closed-loop run of ``scene`` (see the module docstring); ``brake_time``: the
+    passive-safety stop's horizon (:func:`~planning_collision.tracking.brake.must_stop`; 0:
+    none)."""
     rng = np.random.default_rng(seed)
     r, rr, pr = len(scene.robot_speeds), scene.robot_radius, scene.person_radius
     settings = FleetSettings(time_step=time_step, pref_speed=float(scene.robot_speeds.max()),
@@ -200,7 +204,13 @@ def run(scene: Scene, *, tracking: bool = True, seed: int = 0, rate_hz: float = 
             tracker.update(t, cluster_scan(scan, laser.angle_increment))
         discs = tracker.discs(t) if tracking else Discs.empty()
         step = fleet.step(t, obstacles, discs=discs)
-        cmd = step.commands
+        cmd = step.commands.copy()
+        if brake_time > 0.0 and discs.count:
+            ahead = np.where(scene.holonomic[:, None],
+                             np.column_stack(se2.rotate(cmd[:, 0], cmd[:, 1], poses[:, 2])),
+                             cmd[:, :1] * np.column_stack((np.cos(poses[:, 2]),
+                                                           np.sin(poses[:, 2]))))
+            cmd[must_stop(poses[:, :2], ahead, np.full(r, rr), discs, brake_time)] = 0.0
         for i in range(r):
             if scene.holonomic[i]:
                 velocities[i] = se2.rotate(cmd[i, 0], cmd[i, 1], poses[i, 2])

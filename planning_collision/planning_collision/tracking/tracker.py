@@ -15,9 +15,10 @@ before the correction, so the estimate follows within a scan or two.
 Scans of several robots feed one tracker, so a person seen by two robots is one track. A scan
 older than a track's latest update is applied at the track's time (no filtering backwards).
 
-For ORCA (:meth:`Tracker.discs`): a confirmed track moving faster than ``still_speed`` (and
-faster than twice its speed's standard deviation) is an agent with its velocity; a still one
-stands. Either way its radius grows by two standard deviations of its position and by what its
+For ORCA (:meth:`Tracker.discs`): a track moving faster than ``still_speed`` (and faster than
+twice its speed's standard deviation) is an agent with its velocity; a still one stands, and
+so does a tentative one (seen once: someone stepping out is avoided from the first scan).
+Either way its radius grows by two standard deviations of its position and by what its
 velocity's uncertainty covers in ``velocity_time`` seconds (at most ``max_growth``).
 """
 
@@ -229,8 +230,9 @@ class Tracker:
                       ages=now - self._born[alive], unseen=now - self._seen[alive])
 
     def discs(self, now: float) -> Discs:
-        """The confirmed tracks at ``now`` as ORCA avoids them (see the module docstring)."""
-        return discs_of(self.tracks(now), self.settings)
+        """Every track at ``now`` as ORCA avoids them, the tentative ones too (see the module
+        docstring: a track seen once has an unsure velocity, so it stands, grown)."""
+        return discs_of(self.tracks(now, confirmed=False), self.settings)
 
 
 def discs_of(tracks: Tracks, s: TrackerSettings) -> Discs:

@@ -137,3 +137,12 @@ def test_settings_are_checked_by_name():
         Tracker(TrackerSettings(lost_after=0.0))
     with pytest.raises(ValueError, match="confirm_hits"):
         Tracker(TrackerSettings(confirm_hits=1.5))
+
+
+def test_a_track_seen_once_is_avoided_standing_but_not_published():
+    tracker = Tracker()
+    scan_once(tracker, 0.0, (0.0, 0.0), [(2.0, 0.0)])
+    assert tracker.tracks(0.05).count == 0  # not confirmed yet
+    discs = tracker.discs(0.05)
+    assert discs.count == 1 and np.all(discs.velocities == 0.0)
+    assert discs.radii[0] > 0.25 + 0.3  # its unknown velocity keeps the robots further off
