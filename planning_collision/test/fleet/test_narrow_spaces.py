@@ -52,7 +52,7 @@ def test_every_robot_crosses_the_scene_without_a_contact(name):
 @pytest.mark.parametrize("name", ["doorway", "single_lane"])
 def test_plain_orca_deadlocks_in_the_passages(name):
     """What the passages fix: with neither routes nor passages nobody gets through."""
-    result = run_scenario(scene(name), timeout=40.0, coordinate=False)
+    result = run_scenario(scene(name), timeout=30.0, coordinate=False)
     assert not np.isfinite(result.arrival_times).any()
     assert result.contacts == []
 
