@@ -110,11 +110,24 @@ def test_a_stop_that_has_to_kill_removes_the_segment(start_process):
     assert present(segments) == []  # at once, not only by the watching thread
 
 
-def test_a_process_that_ends_cleanly_removes_its_own(start_process):
-    """The case that needs no help: SIGINT, rclpy shuts down, Fast DDS removes its segment."""
-    owner = start_owner(start_process, "owner")
-    segments = processes.segments_of(owner.pid)
-    assert segments
-    owner.send_signal(signal.SIGINT)
-    owner.wait(10.0)
+def test_a_process_that_shuts_down_cleanly_removes_its_own(domain_id):
+    """The case that needs no help (a plain process, no RosProcess to clean after it): rclpy
+    shut down, Fast DDS removes the segment itself."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", "import rclpy; rclpy.init(); n = rclpy.create_node('owner'); "
+         "print('up', flush=True); input(); n.destroy_node(); rclpy.shutdown()"],
+        env=processes.ros_environment(domain_id), stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout.readline().strip() == "up"
+        segments = processes.segments_of(owner.pid)
+        assert segments
+        owner.stdin.write("\n")
+        owner.stdin.flush()
+        assert owner.wait(30.0) == 0
+    finally:
+        owner.kill()
+        owner.wait(10.0)
+        owner.stdin.close()
+        owner.stdout.close()
     assert present(segments) == []
