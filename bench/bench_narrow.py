@@ -378,6 +378,19 @@ def plot(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def source_version() -> str:
+    """The commit measured, and whether the tree had uncommitted changes."""
+    import subprocess
+
+    def git(*args) -> str:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
+                              check=False).stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or "an unknown commit"
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return f"commit {commit}" + (" with uncommitted changes" if dirty else "")
+
+
 def main() -> int:
     from planning_collision.sim.scenes import FAMILIES, make_scene
 
@@ -429,8 +442,8 @@ def main() -> int:
     print(f"\n{len(tasks)} runs in {elapsed:.0f} s")
     args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "narrow_table.md").write_text(
-        f"{header}\n\nCommand: `{command}` ({args.seeds} seeds per row, {len(tasks)} runs in "
-        f"{elapsed:.0f} s)\n\n{text}\n")
+        f"{header}\n\nCommand: `{command}` at {source_version()} ({args.seeds} seeds per row, "
+        f"{len(tasks)} runs in {elapsed:.0f} s)\n\n{text}\n")
     with open(args.output / "narrow_runs.csv", "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow([fld.name for fld in fields(Outcome)])
