@@ -35,7 +35,7 @@ Targets (ours; the issue's "done when"): per family and robot count >= 99 % succ
 contacts, median makespan <= 1.5 x the one-at-a-time baseline, no wait longer than 30 s, and
 no deadlock in the circles. Exits with status 1 if one is missed.
 
-Writes a markdown table to stdout and to ``doc/bench/narrow_table.md``, the per-run results
+Writes a markdown table to stdout and to ``doc/bench/narrow_table.txt``, the per-run results
 to ``doc/bench/narrow_runs.csv`` and the plots to ``doc/bench/narrow.png``.
 
 Usage: .venv/bin/python bench/bench_narrow.py [--quick] [--seeds 100] [--families ...]
@@ -441,7 +441,7 @@ def main() -> int:
     print(text)
     print(f"\n{len(tasks)} runs in {elapsed:.0f} s")
     args.output.mkdir(parents=True, exist_ok=True)
-    (args.output / "narrow_table.md").write_text(
+    (args.output / "narrow_table.txt").write_text(
         f"{header}\n\nCommand: `{command}` at {source_version()} ({args.seeds} seeds per row, "
         f"{len(tasks)} runs in {elapsed:.0f} s)\n\n{text}\n")
     with open(args.output / "narrow_runs.csv", "w", newline="") as f:
