@@ -521,6 +521,9 @@ class FleetController:
         preferred = self._route(now, place, activity.active, preferred)
         problem = self._problem(place, activity, preferred)
         result = self._solve(place, problem, obstacles, want_lines, discs)
+        if problem.reachable is not None and result is not None:
+            problem, result = self._beyond_reach(place, problem, result, obstacles,
+                                                 want_lines, discs)
         told = self._commands(place, activity.active, preferred, problem, result)
         told = self._guard_walls(place, activity.active, told, obstacles)
         lines = None
@@ -735,6 +738,25 @@ class FleetController:
             self.warn("speed-clamped", f"ORCA's last check clamped the velocity of "
                       f"{', '.join(clamped)}")
         return result
+
+    def _beyond_reach(self, place: _Placement, problem: _Problem, result, obstacles,
+                      want_lines: bool, discs):
+        """Rows whose program had no answer within their reachable velocities (an emergency
+        the base cannot meet in time, e.g. someone who avoids nobody walking into a robot)
+        are solved again without them: the base then at least accelerates as hard as it can
+        the right way, where the limited answer had left it standing (fleet/latency.py)."""
+        stuck = [j for j, lines in enumerate(problem.reachable)
+                 if lines is not None and result.infeasible[j]]
+        if not stuck:
+            return problem, result
+        reachable, counts = list(problem.reachable), problem.constraint_counts.copy()
+        for j in stuck:
+            counts[j] -= len(reachable[j][0])
+            reachable[j] = None
+        problem = problem._replace(
+            reachable=reachable if any(r is not None for r in reachable) else None,
+            constraint_counts=counts)
+        return problem, self._solve(place, problem, obstacles, want_lines, discs)
 
     @staticmethod
     def _constraint_lines(place: _Placement, problem: _Problem):

@@ -115,3 +115,18 @@ def test_an_acceleration_limit_grows_by_the_braking_distance_and_limits_the_chan
     change = np.hypot(*(step.chosen - step.velocities[:2]).T)
     assert (change <= reach + 1e-9).all()
     assert change == pytest.approx(reach, rel=0.05)  # they brake as hard as they may
+
+
+def test_a_robot_that_cannot_reach_safety_in_time_still_flees_at_full_effort():
+    """Someone who avoids nobody walks at a standing, acceleration-limited robot: no
+    reachable velocity is safe, and the limited program left the robot standing (the demo
+    room at 0.5 m/s^2: robot11 overlapped the person by 0.21 m). It is solved again without
+    the limit, so the base accelerates away as hard as it can."""
+    fleet = FleetController(
+        [AgentSpec("r", goal=(0.0, 0.0), max_linear_accel=0.5)],
+        [AgentSpec("p", radius=0.3, max_speed=0.4, odom_origin=(0.62, 0.0, math.pi))])
+    for i in range(2):
+        fleet.odometry(i, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.4 * i, 0.0, 0.0)
+    step = fleet.step(0.0)
+    reach = 0.5 * REACH_TIME
+    assert step.chosen[0, 0] < -reach  # away from the person, beyond the reachable disc
