@@ -33,7 +33,7 @@ ROSDEP_KEYS = {
     "planning_collision_interfaces": "planning_collision_interfaces",
     "ament_index_python": "ament_index_python", "launch": "launch", "launch_ros": "launch_ros",
     "numpy": "python3-numpy", "numba": "python3-numba", "yaml": "python3-yaml",
-    "matplotlib": "python3-matplotlib", "PIL": "python3-pil",
+    "matplotlib": "python3-matplotlib", "PIL": "python3-pil", "scipy": "python3-scipy",
 }
 # Imported only where the package that brings them is installed, and never declared: the
 # example nav2_fleet.launch.py reads nav2_common only when nav2_bringup (which depends on it)
