@@ -130,9 +130,11 @@ def test_orca_node_declares_the_fleets_bounds_and_its_own():
                                             "integer": False, **bounds}, name
     agents = orca_parameters.agent_parameters(SimpleNamespace(
         agents=["a"], observed=["b"], pose_source="odom_origin", radius=0.25, max_speed=0.6,
-        holonomic=True))
+        holonomic=True, max_linear_accel=0.0, max_angular_accel=0.0))
     agent_rules = _rules(agents)
+    limits = {f"{who}.{name}": "finite and >= 0" for who in "ab"
+              for name in ("max_linear_accel", "max_angular_accel")}
     assert agent_rules == {"a.radius": "finite and > 0", "a.max_speed": "finite and > 0",
                            "b.radius": "finite and > 0", "b.max_speed": "finite and > 0",
-                           "b.responsibility": "finite and in [0, 1]"}
+                           "b.responsibility": "finite and in [0, 1]", **limits}
     assert set(AGENT_BOUNDS) == {name.split(".")[1] for name in agent_rules}
