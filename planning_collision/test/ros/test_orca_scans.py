@@ -61,12 +61,17 @@ def test_scans_become_tracks_and_external_tracks_are_avoided(domain_id):
             odom_pub.publish(msg)  # the scout stands at the origin (its commands not applied)
 
         def person_at(t: float):
-            return np.array([3.0, -3.0 + 1.0 * (t - world["start"])])  # walking +y at 1 m/s
+            """Standing at (3, -3) until the node steps (its first TrackArray: its kernels
+            are ready), then walking +y at 1 m/s."""
+            if world["start"] is None:
+                return np.array([3.0, -3.0])
+            return np.array([3.0, -3.0 + 1.0 * max(t - world["start"], 0.0)])
 
         def scan():
             stamp = node.get_clock().now()
             t = stamp.nanoseconds * 1e-9
-            world["start"] = world["start"] or t
+            if world["start"] is None and tracks:
+                world["start"] = t
             centres = [person_at(t)] if world["person"] else []
             msg = LaserScan()
             msg.header.stamp, msg.header.frame_id = stamp.to_msg(), "scout/base_link"
