@@ -88,7 +88,8 @@ $(VENV)/.stamp-package: $(VENV)/.stamp-interfaces planning_collision/setup.py pl
 # Compile the numba kernels once, so no test, demo or node start waits for the compiler.
 KERNEL_SOURCES := $(wildcard planning_collision/planning_collision/common/*.py \
 	planning_collision/planning_collision/geometry/*.py \
-	planning_collision/planning_collision/grid/*.py planning_collision/planning_collision/orca/*.py)
+	planning_collision/planning_collision/grid/*.py planning_collision/planning_collision/orca/*.py \
+	planning_collision/planning_collision/fleet/*.py planning_collision/planning_collision/sim/*.py)
 # numba checks a cached kernel against its own file only, so a kernel that inlines a function
 # from another module would keep stale code after that module changed: drop every cache of this
 # environment first.

@@ -18,10 +18,11 @@ from __future__ import annotations
 import sys
 import time
 
-CORES = ("geometry", "grid", "orca")
+CORES = ("geometry", "grid", "orca", "fleet", "sim")
 # Cores whose warm-up also runs kernels of another core (orca's readies the geometry kernels
-# orca_node's obstacle worker uses): their cache is only complete with that core's.
-USES = {"orca": ("geometry",)}
+# orca_node's obstacle worker uses, sim's laser casts through the geometry core's segment
+# cast): their cache is only complete with that core's.
+USES = {"orca": ("geometry",), "sim": ("geometry",)}
 
 
 def cached(names) -> bool:

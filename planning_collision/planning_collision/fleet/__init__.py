@@ -18,6 +18,7 @@ from .controller import (
     StepLines,
 )
 from .localization import ODOM_ORIGIN, POSE_SOURCES, POSE_TOPIC, TF, MapFromOdom, PoseHistory
+from .warmup import warmup
 
 __all__ = [
     "CMD_VEL",
@@ -34,4 +35,5 @@ __all__ = [
     "MapFromOdom",
     "PoseHistory",
     "StepLines",
+    "warmup",
 ]

@@ -62,7 +62,10 @@ class OrcaNode(ManagedNode):
     def __init__(self, **node_kwargs):
         super().__init__("orca_node", **node_kwargs)
         self.params = p = declare(self, PARAMETERS, refuse=False)  # configure refuses
-        self.KERNELS = ("orca", "grid") if p.use_map_obstacles else ("orca",)
+        # With a map: its obstacles (grid), and its routes and passages (fleet) when on.
+        self.KERNELS = (("orca", "grid", "fleet")
+                        if p.use_map_obstacles and (p.route_planning or p.passages)
+                        else ("orca", "grid") if p.use_map_obstacles else ("orca",))
         self._warned: dict[str, float] = {}
         self.fleet: FleetController | None = None
         self._obstacles: ObstacleWorker | None = None
