@@ -25,8 +25,9 @@ import numpy as np
 from planning_collision import orca
 from planning_collision.common import se2
 from planning_collision.fleet.controller import AgentSpec, FleetController, FleetSettings
+from planning_collision.sim.fleet_loop import scenario_polygons
 from planning_collision.sim.network import Channel, NetworkSettings, stream_rng
-from planning_collision.sim.scenario import CircleObstacle, PolygonObstacle, Scenario
+from planning_collision.sim.scenario import Scenario
 from planning_collision.sim.simulation import FleetSimulation
 
 ODOMETRY, COMMANDS, STEPS = 0, 1, 2  # the streams of a run's seed
@@ -73,23 +74,9 @@ class LoopResult:
 
 
 def orca_obstacles(scenario: Scenario):
-    """The scenario's polygons and circles (a 16-gon outside each) as ORCA obstacles
-    (counter-clockwise), or None."""
-    polygons = []
-    for obstacle in scenario.obstacles:
-        if isinstance(obstacle, PolygonObstacle):
-            polygon = np.array(obstacle.vertices, dtype=np.float64)
-        elif isinstance(obstacle, CircleObstacle):
-            a = np.arange(16) * (2.0 * math.pi / 16)
-            r = obstacle.radius / math.cos(math.pi / 16)
-            polygon = np.column_stack([obstacle.center[0] + r * np.cos(a),
-                                       obstacle.center[1] + r * np.sin(a)])
-        else:
-            continue
-        x, y = polygon[:, 0], polygon[:, 1]
-        if np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y) < 0.0:
-            polygon = polygon[::-1].copy()
-        polygons.append(polygon)
+    """The scenario's obstacles as an ORCA obstacle set (:func:`.fleet_loop.scenario_polygons`,
+    boxes among them), or None."""
+    polygons = scenario_polygons(scenario)
     return orca.build_obstacles(polygons) if polygons else None
 
 
