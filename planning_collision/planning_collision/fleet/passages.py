@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from .routes import _DI, _DJ, RouteMap, _dijkstra, edt
+from .routes import _DI, _DJ, RouteMap, _dijkstra, descend, edt
 
 
 @numba.njit(cache=True)
@@ -72,11 +72,7 @@ def _route_through(cost, r, c, core, sides, max_cells):  # pragma: no cover - nu
         return False, -1
     entered = core[r, c]
     for _ in range(max_cells):
-        nr, nc, low = r, c, cost[r, c]
-        for d in range(8):
-            rr, cc = r + _DI[d], c + _DJ[d]
-            if 0 <= rr < h and 0 <= cc < w and cost[rr, cc] < low:
-                nr, nc, low = rr, cc, cost[rr, cc]
+        nr, nc = descend(cost, r, c)
         if nr == r and nc == c:
             return entered, -1
         r, c = nr, nc

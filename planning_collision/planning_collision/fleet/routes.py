@@ -33,6 +33,19 @@ import numpy as np
 SQRT2 = math.sqrt(2.0)
 _DI = np.array([1, -1, 0, 0, 1, 1, -1, -1], dtype=np.int64)
 _DJ = np.array([0, 0, 1, -1, 1, -1, 1, -1], dtype=np.int64)
+
+
+@numba.njit(cache=True)
+def descend(cost, r, c):  # pragma: no cover - numba
+    """The step of steepest descent from cell (r, c): its 8-neighbour lowest in ``cost`` if
+    that is lower than the cell itself, else (r, c) (a minimum: the goal, or a dead end)."""
+    h, w = cost.shape
+    nr, nc, low = r, c, cost[r, c]
+    for d in range(8):
+        rr, cc = r + _DI[d], c + _DJ[d]
+        if 0 <= rr < h and 0 <= cc < w and cost[rr, cc] < low:
+            nr, nc, low = rr, cc, cost[rr, cc]
+    return nr, nc
 _STEP = np.array([1.0, 1.0, 1.0, 1.0, SQRT2, SQRT2, SQRT2, SQRT2])
 
 
@@ -191,11 +204,7 @@ def _waypoint(cost, fits, r0, c0, goal_r, goal_c, max_cells):  # pragma: no cove
     best_r, best_c = r + 0.5, c + 0.5
     found = False
     for _ in range(max_cells):
-        nr, nc, low = r, c, cost[r, c]
-        for d in range(8):
-            rr, cc = r + _DI[d], c + _DJ[d]
-            if 0 <= rr < h and 0 <= cc < w and cost[rr, cc] < low:
-                nr, nc, low = rr, cc, cost[rr, cc]
+        nr, nc = descend(cost, r, c)
         if nr == r and nc == c:
             break
         r, c = nr, nc
