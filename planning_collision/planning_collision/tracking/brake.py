@@ -6,7 +6,8 @@ velocity it chose can still touch them within a fraction of a second. :func:`mus
 the robots whose commanded velocity would touch a disc within ``horizon`` seconds (everyone
 keeping their velocity) while standing still would touch it later or never: those are sent
 zero, so that a contact, if any, is someone walking into a standing robot, never the robot
-driving into them. A robot already touching a disc stands.
+driving into them. A robot already touching a disc (a grown one: its uncertainty) may move
+away from it, not towards it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import numpy as np
 
 
 def contact_times(positions, velocities, radii, centres, disc_velocities, disc_radii):
-    """(r, d) seconds until robot i and disc j touch with constant velocities (0 when they
-    already do, inf when never)."""
+    """(r, d) seconds until robot i and disc j touch with constant velocities (inf when
+    never); when they touch already, 0 while they close in and inf while they part."""
     p = np.asarray(centres, float)[None, :, :] - np.asarray(positions, float)[:, None, :]
     w = np.asarray(disc_velocities, float)[None, :, :] - np.asarray(velocities, float)[:, None, :]
     reach = np.asarray(radii, float)[:, None] + np.asarray(disc_radii, float)[None, :]
@@ -28,7 +29,8 @@ def contact_times(positions, velocities, radii, centres, disc_velocities, disc_r
         t = np.where((a > 1e-12) & (disc >= 0.0), (-b - np.sqrt(np.maximum(disc, 0.0))) / a,
                      np.inf)
     t = np.where(t >= 0.0, t, np.inf)  # the contact lies in the past: they are parting
-    return np.where(c <= 0.0, 0.0, t)
+    # Touching already: 0 while they close in, inf while they part (leaving is allowed).
+    return np.where(c <= 0.0, np.where(b < 0.0, 0.0, np.inf), t)
 
 
 def must_stop(positions, velocities, radii, discs, horizon: float) -> np.ndarray:

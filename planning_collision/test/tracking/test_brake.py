@@ -19,7 +19,9 @@ def test_contact_times_agree_with_stepping_the_motion():
         times = np.arange(0.0, 20.0, 1e-3)
         gaps = np.hypot(*((c - p)[None] + (w - v)[None] * times[:, None]).T) - r1 - r2
         hit = np.flatnonzero(gaps <= 0.0)
-        if hit.size:
+        if gaps[0] <= 0.0:  # touching already: 0 while closing in, inf while parting
+            assert t == (0.0 if np.dot(c - p, w - v) < 0.0 else np.inf)
+        elif hit.size:
             assert abs(t - times[hit[0]]) < 2e-3
         else:
             assert t == np.inf or t > 19.9
@@ -38,8 +40,9 @@ def test_a_robot_being_caught_up_keeps_moving_away():
     assert not must_stop([[0.0, 0.0]], [[0.8, 0.0]], [0.3], disc(-0.7, 0.0, vx=1.5), 0.3)[0]
 
 
-def test_a_robot_touching_someone_stands():
-    assert must_stop([[0.0, 0.0]], [[-0.5, 0.0]], [0.3], disc(0.5, 0.0), 0.3)[0]
+def test_a_robot_touching_someone_may_leave_but_not_push_on():
+    assert must_stop([[0.0, 0.0]], [[0.5, 0.0]], [0.3], disc(0.5, 0.0), 0.3)[0]
+    assert not must_stop([[0.0, 0.0]], [[-0.5, 0.0]], [0.3], disc(0.5, 0.0), 0.3)[0]
 
 
 def test_no_discs_no_stop():
