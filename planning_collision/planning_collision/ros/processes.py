@@ -30,8 +30,10 @@ from ..resources import config_file
 PROFILE_VARIABLE = "PLANNING_COLLISION_FASTDDS_PROFILE"
 
 
-# The domain locks this process holds (open files under an exclusive flock), for its lifetime.
-_DOMAIN_LOCKS: list[int] = []
+# The domain locks this process holds (open files under an exclusive flock), for its lifetime:
+# domain id -> file descriptor. Every RosProcess in that domain inherits the descriptor, so the
+# domain stays locked while any of them lives, even orphaned (see RosProcess).
+_DOMAIN_LOCKS: dict[int, int] = {}
 
 
 def domain_lock_path(domain_id: int) -> Path:
@@ -54,7 +56,7 @@ def pick_domain_id(rng: random.Random | None = None) -> int:
         except OSError:
             os.close(fd)
             continue
-        _DOMAIN_LOCKS.append(fd)
+        _DOMAIN_LOCKS[domain_id] = fd
         return domain_id
     raise RuntimeError("every ROS domain from 1 to 100 is held by another run on this machine")
 
@@ -245,6 +247,11 @@ class RosProcess:
         self.lines: list[str] = []
         self._echo = echo
         self._output = output if output is not None else sys.stderr
+        # The child holds the run's domain lock too (an inherited descriptor of the same open
+        # file): a process orphaned by a run that ended abruptly (pytest-timeout's os._exit,
+        # the hang watchdog, a crash) keeps its nodes in the domain, and no later run may pick
+        # that domain while it lives (its /orca_node answered another run's requests).
+        lock = _DOMAIN_LOCKS.get(int(domain_id))
         self._process = subprocess.Popen(
             self.command,
             env=env,
@@ -254,6 +261,7 @@ class RosProcess:
             text=True,
             bufsize=1,
             start_new_session=True,
+            pass_fds=() if lock is None else (lock,),
         )
         self._reader = threading.Thread(target=self._pump, name=f"{name}-output", daemon=True)
         self._reader.start()
