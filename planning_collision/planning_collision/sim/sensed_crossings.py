@@ -116,6 +116,8 @@ def random_run(seed: int) -> Scene:
             velocity = ahead * speed
             t_start = rng.uniform(0.0, 2.0)
         else:  # stepping out from behind a 1 m x 1.6 m box beside the route
+            if lanes[r] != 0.0 and side[1] * lanes[r] < 0.0:
+                side = -side  # on the outer side: the box must not close the other lane
             box_centre = where + side * 1.4
             boxes.append((*box_centre, 1.0, 1.6))
             start = where + side * 1.0 + ahead * 0.8  # hidden behind the box's corner
