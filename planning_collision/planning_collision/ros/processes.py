@@ -101,14 +101,15 @@ def fastdds_2_installed() -> bool:
 #
 # rmw_fastrtps gives every participant a shared-memory transport under
 # ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, whatever the profile says (doc/dds.md); even unused,
-# it creates a segment /dev/shm/fastdds_<16 hex digits> (about 0.5 MB) and a lock file beside
+# it creates a segment /dev/shm/fastdds_<16 hex digits> (fastrtps_ with Jazzy's Fast DDS 2;
+# about 0.5 MB) and a lock file beside
 # it, ``<segment>_el``, which the owner holds locked (flock) for as long as it lives. A process
 # that ends cleanly removes both; one that is SIGKILLed (a test's victim, a stop that had to
 # kill, the hang watchdog) leaves them in /dev/shm for good: thousands per day on a test
 # machine. A segment whose lock file nobody holds has no owner left and can go.
 
 SHM_DIRECTORY = Path("/dev/shm")
-_SEGMENT_NAME = re.compile(r"fastdds_[0-9a-f]{16}")
+_SEGMENT_NAME = re.compile(r"fast(dds|rtps)_[0-9a-f]{16}")  # Fast DDS 3 / 2 (Jazzy)
 #: Every segment seen mapped by a process started here (RosProcess), for a last sweep.
 SEEN_SEGMENTS: set[str] = set()
 #: How often a RosProcess's segments are looked up while it runs: every SEGMENT_LOOK_FIRST
@@ -131,7 +132,7 @@ def segments_of(pid: int) -> set[str]:
     """The Fast DDS data segments process ``pid`` maps (none if it is gone)."""
     try:
         with open(f"/proc/{pid}/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "/fastdds_" in line}
+            paths = {line.split()[-1] for line in maps if "/dev/shm/fast" in line}
     except OSError:
         return set()
     return {Path(path).name for path in paths if _SEGMENT_NAME.fullmatch(Path(path).name)}
