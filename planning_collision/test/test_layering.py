@@ -207,3 +207,23 @@ def test_the_pure_tests_are_the_makefiles():
     (listed,) = re.findall(r"^PURE_TESTS\s*:=\s*(.+)$", text, flags=re.M)
     prefix = "planning_collision/test/"
     assert sorted(entry.removeprefix(prefix) for entry in listed.split()) == sorted(PURE_TESTS)
+
+
+def long_methods(path: Path, class_name: str, most: int) -> dict[str, int]:
+    """The methods of ``class_name`` in ``path`` longer than ``most`` lines (with their
+    docstrings and decorators' line), and their lengths."""
+    tree = ast.parse(path.read_text(), str(path))
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
+    return {f.name: f.end_lineno - f.lineno + 1 for f in cls.body
+            if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+            and f.end_lineno - f.lineno + 1 > most}
+
+
+@pytest.mark.parametrize("path, class_name", [
+    ("fleet/controller.py", "FleetController"), ("ros/fleet_sim.py", "FleetSim")])
+def test_the_orchestrators_stay_short(path, class_name):
+    """Issue #23: FleetController.step and fleet_sim are short orchestrations over named
+    parts; features added since go into parts of their own, not into these classes."""
+    assert long_methods(SOURCE / path, class_name, 40) == {}
+    if path == "ros/fleet_sim.py":
+        assert len((SOURCE / path).read_text().splitlines()) <= 300

@@ -49,7 +49,6 @@ from visualization_msgs.msg import MarkerArray
 from planning_collision.fleet.controller import sample_time
 from planning_collision.grid.map_file import load_map_file
 from planning_collision.sim import status
-from planning_collision.sim.network import Channel, NetworkSettings, stream_rng
 from planning_collision.sim.pacing import PacingClock
 from planning_collision.sim.scenario import Scenario, load_scenario
 from planning_collision.sim.simulation import FleetSimulation, layout_problems
@@ -58,7 +57,7 @@ from .diagnostics import entry
 from .fleet_sim_markers import FleetMarkers
 from .fleet_sim_parameters import PARAMETERS, check_parameters
 from .fleet_sim_scans import SimulatedScans
-from .fleet_sim_sensors import COMMAND_STREAM, SimulatedSensors
+from .fleet_sim_sensors import SimulatedSensors, network_channel
 from .parameters import declare
 from .run import run_node
 
@@ -136,9 +135,7 @@ class FleetSim(Node):
                 self.create_subscription(cmd_type, f"{robot.name}/{p.cmd_vel_topic}",
                                          partial(self._on_command, robot.name), 10,
                                          callback_group=self._group)
-        net = NetworkSettings(p.command_latency, p.command_jitter, p.command_loss)
-        self._commands = {robot.name: Channel(net, in_order=p.network_in_order,
-                                              rng=stream_rng(p.noise_seed, COMMAND_STREAM, i))
+        self._commands = {robot.name: network_channel(p, "command", i)
                           for i, robot in enumerate(self.scenario.robots) if robot.orca}
         self.sensors = SimulatedSensors(
             self, self.sim, frames, not p.odom_frames_at_start,

@@ -30,6 +30,16 @@ from planning_collision.sim.simulation import FleetSimulation, SimulatedLocalize
 from .parameters import Param
 
 ODOM_STREAM, COMMAND_STREAM, LOCALIZATION_STREAM = 0, 1, 2  # keys of noise_seed's streams
+STREAMS = {"odom": ODOM_STREAM, "command": COMMAND_STREAM, "localization": LOCALIZATION_STREAM}
+
+
+def network_channel(params, stream: str, index: int) -> Channel:
+    """Robot ``index``'s network for ``stream`` (odom, command or localization): that
+    stream's ``_latency``, ``_jitter`` and ``_loss`` parameters, seeded by ``noise_seed``."""
+    settings = NetworkSettings(*(getattr(params, f"{stream}_{what}")
+                                 for what in ("latency", "jitter", "loss")))
+    return Channel(settings, in_order=params.network_in_order,
+                   rng=stream_rng(params.noise_seed, STREAMS[stream], index))
 PARAMETERS = (
     Param("odom_rate_hz", 0.0, "Odometry messages per second per robot; 0: after every "
           "simulation tick.", at_least=0.0),
@@ -72,10 +82,7 @@ class SimulatedSensors:
         self.params = params
         self.odom_period = 1.0 / params.odom_rate_hz if params.odom_rate_hz > 0.0 else 0.0
         self._next_odometry = -np.inf
-        odom_net = NetworkSettings(params.odom_latency, params.odom_jitter, params.odom_loss)
-        self._odometry = [Channel(odom_net, in_order=params.network_in_order,
-                                  rng=stream_rng(params.noise_seed, ODOM_STREAM, i))
-                          for i in range(len(sim.names))]
+        self._odometry = [network_channel(params, "odom", i) for i in range(len(sim.names))]
         self._odom_msgs = []
         self._odom_pubs = []
         for name, (frame_id, child_frame_id) in zip(sim.names, frames, strict=True):
@@ -98,11 +105,8 @@ class SimulatedSensors:
                 params.localization_position_noise, params.localization_yaw_noise,
                 seed=params.noise_seed + 1)
             self._located = [sim.index[name] for name in orca_names]
-            net = NetworkSettings(params.localization_latency, params.localization_jitter,
-                                  params.localization_loss)
-            self._localization = [Channel(net, in_order=params.network_in_order,
-                                          rng=stream_rng(params.noise_seed, LOCALIZATION_STREAM,
-                                                         i)) for i in self._located]
+            self._localization = [network_channel(params, "localization", i)
+                                  for i in self._located]
             self._pose_pubs = [node.create_publisher(PoseWithCovarianceStamped,
                                                      f"{name}/{params.pose_topic}", 10)
                                for name in orca_names]
