@@ -287,7 +287,10 @@ def test_two_robots_driven_into_each_other_are_one_collision(sims):
     assert values_of(statuses["a"])["collisions"] == "1"
     assert values_of(statuses["b"])["in_contact_with"] == "a"
     assert any("collision at" in line and "a-b" in line for line in procs["fs1"].lines)
-    # In RViz both discs turn red, where the odometry says they are.
+    # In RViz both discs turn red, where the odometry says they are (once both stand: while
+    # they move, the markers' 10 Hz and the odometry's 50 Hz sample different instants).
+    fleet.still("a")
+    fleet.still("b")
     fleet.markers.clear()
     assert fleet.client.spin_until(lambda: fleet.markers, 5.0)
     discs = {m.id: m for m in fleet.markers[-1].markers if m.ns == "robots"}
