@@ -62,6 +62,7 @@ from .latency import (
     REACH_TIME,
     StepPeriods,
     braking_growth,
+    clip_growth,
     latency_growth,
     loop_latency,
     merge_lines,
@@ -515,7 +516,7 @@ class FleetController:
         ``discs``: things only sensors see (``positions`` (d, 2), ``velocities`` (d, 2) and
         ``radii`` (d,) at ``now``, e.g. tracked people), avoided as observed agents are, with
         full responsibility; they are not agents (no index, nothing reported)."""
-        place = self._place(now)
+        place = self._place(now, discs)
         activity = self._activity(now, place)
         preferred = self._preferred(place, activity.active)
         preferred = self._route(now, place, activity.active, preferred)
@@ -543,10 +544,11 @@ class FleetController:
             localization_ages=place.localization_ages,
             localization_stale=place.localization_stale)
 
-    def _place(self, now: float) -> _Placement:
+    def _place(self, now: float, discs=None) -> _Placement:
         """Every agent in the global frame at ``now``: its latest odometry placed by its
         localization, extrapolated to ``now`` while fresh; its radius in the problem grown by
-        what the extrapolation cannot cover (at most what odom_timeout allows)."""
+        what the extrapolation cannot cover (at most what odom_timeout allows, and never into
+        a neighbour or one of the ``discs``: :func:`.latency.clip_growth`)."""
         s, n = self.settings, len(self._agents)
         poses = np.zeros((n, 3))
         body = np.zeros((n, 2))
@@ -574,13 +576,19 @@ class FleetController:
         speeds = np.minimum(np.hypot(body[:, 0], body[:, 1]), self.max_speed)
         growth = (latency_growth(latency, self.max_speed, s.latency_allowance)
                   + braking_growth(speeds, self.max_linear_accel))
+        positions = poses[:, :2] + np.where(fresh[:, None], velocities * late[:, None], 0.0)
+        radii = self.radius + s.safety_margin + np.where(self.unicycle, s.tracking_error, 0.0)
+        present = np.concatenate([known[:self.controlled], fresh[self.controlled:]])
+        d = 0 if discs is None else len(discs.radii)
+        growth = clip_growth(np.concatenate([positions, np.reshape(discs.positions, (d, 2))])
+                             if d else positions,
+                             np.concatenate([radii, discs.radii]) if d else radii,
+                             np.concatenate([growth, np.zeros(d)]) if d else growth,
+                             np.concatenate([present, np.ones(d, bool)]) if d else present)[:n]
         localization_ages, localization_stale = self._localization(now, known)
         return _Placement(
-            known=known, fresh=fresh, ages=ages,
-            positions=poses[:, :2] + np.where(fresh[:, None], velocities * late[:, None], 0.0),
-            headings=headings, velocities=velocities,
-            radii=(self.radius + s.safety_margin + growth
-                   + np.where(self.unicycle, s.tracking_error, 0.0)),
+            known=known, fresh=fresh, ages=ages, positions=positions,
+            headings=headings, velocities=velocities, radii=radii + growth,
             localization_ages=localization_ages, localization_stale=localization_stale,
             latency=latency)
 

@@ -95,6 +95,36 @@ def latency_growth(latency: np.ndarray, max_speed: np.ndarray,
     return max_speed * np.clip(latency - latency_allowance, 0.0, None)
 
 
+def clip_growth(positions: np.ndarray, radii: np.ndarray, growth: np.ndarray,
+                present: np.ndarray) -> np.ndarray:
+    """(n,) ``growth`` scaled down, agent by agent, so that no two ``present`` agents' discs
+    of ``radii + growth`` overlap where their discs of ``radii`` do not (and grow no deeper
+    into each other where they do): the growth of a pair is at most the gap between its
+    ``radii`` discs.
+
+    A margin is a planning allowance, not a body. Grown discs that overlap put ORCA in its
+    overlap case, whose hard separation asks the pair to part within one step, faster than
+    either can move; the program then fails and the robot's velocity is scaled down to zero:
+    a robot stood still while a person who avoids nobody walked into it (issue #24, a
+    starved controller's step lateness grew its disc past the person's). Clipped, the pair
+    is just touching in the model: ORCA lets neither approach the other, and the robot moves
+    away as fast as the person approaches."""
+    grown = present & (growth > 0.0)
+    if not grown.any() or present.sum() < 2:
+        return growth
+    idx = np.flatnonzero(present)
+    p, r, g = positions[idx], radii[idx], growth[idx]
+    distance = np.hypot(p[:, None, 0] - p[None, :, 0], p[:, None, 1] - p[None, :, 1])
+    gap = np.maximum(distance - r[:, None] - r[None, :], 0.0)
+    need = g[:, None] + g[None, :]
+    over = need > gap
+    np.fill_diagonal(over, False)
+    factor = np.where(over, gap / np.where(over, need, 1.0), 1.0).min(axis=1)
+    clipped = growth.copy()
+    clipped[idx] = g * factor
+    return clipped
+
+
 def braking_growth(speeds: np.ndarray, max_accel: np.ndarray) -> np.ndarray:
     """(n,) the distance ``s^2 / (2 a)`` each agent covers while braking from its speed at
     its acceleration limit (0 where the limit is 0: none)."""

@@ -10,6 +10,7 @@ from planning_collision.fleet.latency import (
     REACH_TIME,
     StepPeriods,
     braking_growth,
+    clip_growth,
     latency_growth,
     loop_latency,
     reachable_lines,
@@ -130,3 +131,56 @@ def test_a_robot_that_cannot_reach_safety_in_time_still_flees_at_full_effort():
     step = fleet.step(0.0)
     reach = 0.5 * REACH_TIME
     assert step.chosen[0, 0] < -reach  # away from the person, beyond the reachable disc
+
+
+def test_growth_is_clipped_to_the_gap_between_the_discs():
+    positions = np.array([[0.0, 0.0], [1.0, 0.0], [5.0, 0.0], [5.5, 0.0], [0.0, 0.0]])
+    radii = np.array([0.3, 0.3, 0.3, 0.3, 0.3])
+    growth = np.array([0.3, 0.1, 0.2, 0.0, 0.0])
+    present = np.array([True, True, True, True, False])  # the last is not in the problem
+    clipped = clip_growth(positions, radii, growth, present)
+    # 0 and 1: 0.4 m between their discs, 0.4 of growth: untouched. 2 and 3 overlap already:
+    # no growth between them. The absent agent at 0's very place changes nothing.
+    assert clipped == pytest.approx([0.3, 0.1, 0.0, 0.0, 0.0])
+    growth = np.array([0.6, 0.2, 0.0, 0.0, 0.0])  # 0.8 of growth in a 0.4 m gap: halved
+    clipped = clip_growth(positions, radii, growth, present)
+    assert clipped == pytest.approx([0.3, 0.1, 0.0, 0.0, 0.0])
+    # A property over random scenes: never a grown overlap the discs did not have, never
+    # more growth than asked, untouched where nothing is near.
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        n = int(rng.integers(2, 12))
+        p = rng.uniform(0.0, 3.0, (n, 2))
+        r = rng.uniform(0.1, 0.4, n)
+        g = rng.uniform(0.0, 0.5, n) * (rng.random(n) < 0.7)
+        on = rng.random(n) < 0.8
+        c = clip_growth(p, r, g, on)
+        assert ((c >= 0.0) & (c <= g + 1e-15)).all()
+        assert (c[~on] == g[~on]).all()
+        d = np.hypot(*(p[:, None] - p[None, :]).transpose(2, 0, 1))
+        base = d - r[:, None] - r[None, :]
+        grown = base - c[:, None] - c[None, :]
+        pair = on[:, None] & on[None, :] & ~np.eye(n, dtype=bool)
+        assert (grown[pair] >= np.minimum(base[pair], 0.0) - 1e-12).all()
+        alone = on & (np.where(pair, base - g[:, None] - g[None, :], np.inf) >= 0).all(axis=1)
+        assert c[alone] == pytest.approx(g[alone])
+
+
+def test_a_starved_robot_flees_a_person_its_late_margin_reaches():
+    """Issue #24's starved-controller contact (the demo room, seed 3: robot11 and the person
+    overlapped by 0.42 m). A step 0.6 s late grows the robot's disc by 0.6 m/s x 0.45 s,
+    past the person walking at it (0.13 m between their discs): ORCA saw the pair
+    overlapping, its hard separation asked them to part within one step, faster than the
+    robot can move, and the robot was left standing while the person walked into it. The
+    growth stops at the gap, and the robot moves away at least as fast as the person
+    comes."""
+    fleet = FleetController(
+        [AgentSpec("r", goal=(0.0, 0.0))],
+        [AgentSpec("p", radius=0.3, max_speed=0.4, odom_origin=(0.75, 0.0, math.pi))])
+    for t in (0.0, 0.05, 0.1, 0.7):  # the last step comes 0.6 s after the one before
+        for i in range(2):
+            fleet.odometry(i, t, t, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.4 * i, 0.0, 0.0)
+        step = fleet.step(t)
+    assert step.chosen[0, 0] <= -0.4  # away from the person, as fast as it comes (was 0)
+    assert step.radii[0] > 0.3  # the lateness still grows it, up to the gap
+    assert step.radii.sum() <= 0.75 + 1e-9
