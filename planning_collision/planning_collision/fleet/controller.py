@@ -660,8 +660,9 @@ class FleetController:
             if self.routes is not None:
                 for i in np.flatnonzero(wants & np.isfinite(self.goals).all(axis=1)):
                     distance[i] = self.routes.route_length(place.positions[i], self.goals[i])
+            parked = active & ~moving & np.isfinite(self.goals).all(axis=1)  # at its goal
             velocities, _ = self.progress.resolve(now, place.positions[:self.controlled],
-                                                  velocities, distance, wants)
+                                                  velocities, distance, wants, parked)
         return preferred._replace(velocities=velocities)
 
     def set_world(self, routes=None, passages=None) -> None:

@@ -12,6 +12,16 @@ robot at ``back_off_speed`` for ``yield_time`` seconds; the robot of highest pri
 knot keeps its preferred velocity and goes through the room the others leave. After yielding
 a robot's progress clock starts again.
 
+Parked robots give way. A robot standing at its goal is not stalled (it wants nothing), yet in
+a corridor it can close the way for good: in the 4-way intersection a robot parked at its goal
+in an arm left the robot whose goal lies deeper in that arm, or one pushed into the arm, no
+room to pass (the runs that failed there ended so). So a stalled robot also asks the parked
+robots within ``near`` that stand ahead of it (in the half-plane its preferred velocity points
+into) to make room: each steps away from it, sideways to its way where it can, at
+``back_off_speed`` for ``yield_time`` seconds, then returns to its goal. Stalled robots ask in
+priority order; a parked robot serves the first that asks and is not asked again while it
+gives way. Deterministic from positions, routes and the agent order, as the rest.
+
 :class:`ProgressMonitor` keeps, per controlled agent, its best distance so far, when it last
 improved and until when it yields: a few arrays, updated once per control step.
 """
@@ -45,12 +55,17 @@ class ProgressMonitor:
         return wants & (now - self.since >= self.stall_time)
 
     def resolve(self, now: float, positions: np.ndarray, velocities: np.ndarray,
-                distance: np.ndarray, wants: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                distance: np.ndarray, wants: np.ndarray,
+                parked: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The preferred ``velocities`` (k, 2) with the yielding robots backing off, and
         who yields (k,). ``positions`` (k, 2), ``distance`` and ``wants`` as in
-        :meth:`stalled`."""
+        :meth:`stalled`; ``parked`` (k,): robots standing at their goal, which give way to
+        the stalled robots they stand in front of."""
         stalled = self.stalled(now, distance, wants)
         velocities = np.array(velocities, dtype=np.float64, copy=True)
+        parked = np.zeros(len(wants), dtype=bool) if parked is None else parked & ~wants
+        if parked.any():
+            self._make_room(now, positions, velocities, stalled, parked)
         for i in np.flatnonzero(stalled & (self.yield_until <= now)):
             ahead = np.flatnonzero(wants[:i])  # higher priority, wanting to move
             if not ahead.size:
@@ -64,6 +79,28 @@ class ProgressMonitor:
             self.yield_until[i] = now + self.yield_time
             self.yield_direction[i] = away
             self.best[i] = np.inf  # its progress is measured afresh from here
-        yielding = wants & (self.yield_until > now)
+        yielding = (wants | parked) & (self.yield_until > now)
         velocities[yielding] = self.yield_direction[yielding] * self.back_off_speed
         return velocities, yielding
+
+    def _make_room(self, now: float, positions: np.ndarray, velocities: np.ndarray,
+                   stalled: np.ndarray, parked: np.ndarray) -> None:
+        """Parked robots ahead of a stalled one (within ``near``, in front of its preferred
+        velocity) step away from it, sideways to its way, for ``yield_time``."""
+        free = parked & (self.yield_until <= now)
+        for i in np.flatnonzero(stalled):
+            way = velocities[i] / max(float(np.hypot(*velocities[i])), 1e-9)
+            for j in np.flatnonzero(free):
+                gap = positions[j] - positions[i]
+                along = float(gap @ way)
+                if along <= 0.0 or float(np.hypot(*gap)) > self.near:
+                    continue
+                side = gap - along * way  # its offset from the stalled robot's way
+                width = float(np.hypot(*side))
+                # sideways, to the side it already stands on (left of the way when on it),
+                # and a little onwards so that it also leaves a way too narrow for two
+                lateral = side / width if width > 1e-6 else np.array([-way[1], way[0]])
+                step = lateral + 0.5 * way
+                self.yield_until[j] = now + self.yield_time
+                self.yield_direction[j] = step / float(np.hypot(*step))
+                free[j] = False
