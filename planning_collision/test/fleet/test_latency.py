@@ -16,6 +16,7 @@ from planning_collision.fleet.latency import (
     reachable_lines,
     reachable_polygon,
 )
+from planning_collision.tracking import Discs
 
 
 def test_step_periods_keep_the_longest_of_the_window():
@@ -184,3 +185,14 @@ def test_a_starved_robot_flees_a_person_its_late_margin_reaches():
     assert step.chosen[0, 0] <= -0.4  # away from the person, as fast as it comes (was 0)
     assert step.radii[0] > 0.3  # the lateness still grows it, up to the gap
     assert step.radii.sum() <= 0.75 + 1e-9
+
+
+def test_a_starved_robot_flees_a_tracked_disc_its_late_margin_reaches():
+    """The same with the person seen by the laser only (a tracked disc, not an agent)."""
+    fleet = FleetController([AgentSpec("r", goal=(0.0, 0.0))])
+    disc = Discs(np.array([[0.75, 0.0]]), np.array([[-0.4, 0.0]]), np.array([0.35]))
+    for t in (0.0, 0.05, 0.1, 0.7):
+        fleet.odometry(0, t, t, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+        step = fleet.step(t, discs=disc)
+    assert step.chosen[0, 0] <= -0.4  # was 0: it stood
+    assert 0.3 < step.radii[0] <= 0.75 - 0.35 + 1e-9
