@@ -89,13 +89,15 @@ class ProgressMonitor:
         velocity) step away from it, sideways to its way, for ``yield_time``."""
         free = parked & (self.yield_until <= now)
         for i in np.flatnonzero(stalled):
+            candidates = np.flatnonzero(free)
+            if not candidates.size:
+                return
             way = velocities[i] / max(float(np.hypot(*velocities[i])), 1e-9)
-            for j in np.flatnonzero(free):
-                gap = positions[j] - positions[i]
-                along = float(gap @ way)
-                if along <= 0.0 or float(np.hypot(*gap)) > self.near:
-                    continue
-                side = gap - along * way  # its offset from the stalled robot's way
+            gaps = positions[candidates] - positions[i]
+            along = gaps @ way
+            near = (along > 0.0) & (np.hypot(gaps[:, 0], gaps[:, 1]) <= self.near)
+            for j, gap, ahead in zip(candidates[near], gaps[near], along[near], strict=True):
+                side = gap - ahead * way  # its offset from the stalled robot's way
                 width = float(np.hypot(*side))
                 # sideways, to the side it already stands on (left of the way when on it),
                 # and a little onwards so that it also leaves a way too narrow for two
