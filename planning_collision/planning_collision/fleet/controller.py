@@ -573,24 +573,25 @@ class FleetController:
         lateness[:self.controlled] = min(self._periods.lateness(s.time_step, now),
                                           s.odom_timeout)
         latency = loop_latency(late, s.odom_timeout, s.command_latency, lateness)
-        speeds = np.minimum(np.hypot(body[:, 0], body[:, 1]), self.max_speed)
-        growth = (latency_growth(latency, self.max_speed, s.latency_allowance)
-                  + braking_growth(speeds, self.max_linear_accel))
         positions = poses[:, :2] + np.where(fresh[:, None], velocities * late[:, None], 0.0)
         radii = self.radius + s.safety_margin + np.where(self.unicycle, s.tracking_error, 0.0)
         present = np.concatenate([known[:self.controlled], fresh[self.controlled:]])
-        d = 0 if discs is None else len(discs.radii)
-        growth = clip_growth(np.concatenate([positions, np.reshape(discs.positions, (d, 2))])
-                             if d else positions,
-                             np.concatenate([radii, discs.radii]) if d else radii,
-                             np.concatenate([growth, np.zeros(d)]) if d else growth,
-                             np.concatenate([present, np.ones(d, bool)]) if d else present)[:n]
+        growth = self._growth(latency, body, positions, radii, present, discs)
         localization_ages, localization_stale = self._localization(now, known)
         return _Placement(
             known=known, fresh=fresh, ages=ages, positions=positions,
             headings=headings, velocities=velocities, radii=radii + growth,
             localization_ages=localization_ages, localization_stale=localization_stale,
             latency=latency)
+
+    def _growth(self, latency, body, positions, radii, present, discs) -> np.ndarray:
+        """(n,) how much each radius grows: the loop latency and the braking distance
+        (fleet/latency.py), up to the gap to every neighbour and disc (:func:`clip_growth`)."""
+        speeds = np.minimum(np.hypot(body[:, 0], body[:, 1]), self.max_speed)
+        growth = (latency_growth(latency, self.max_speed, self.settings.latency_allowance)
+                  + braking_growth(speeds, self.max_linear_accel))
+        return clip_growth(positions, radii, growth, present,
+                           None if discs is None else (discs.positions, discs.radii))
 
     def _activity(self, now: float, place: _Placement) -> _Activity:
         """Who ORCA commands: engaged controlled agents with fresh odometry and localization

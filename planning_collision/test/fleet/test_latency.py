@@ -146,6 +146,10 @@ def test_growth_is_clipped_to_the_gap_between_the_discs():
     growth = np.array([0.6, 0.2, 0.0, 0.0, 0.0])  # 0.8 of growth in a 0.4 m gap: halved
     clipped = clip_growth(positions, radii, growth, present)
     assert clipped == pytest.approx([0.3, 0.1, 0.0, 0.0, 0.0])
+    # A disc that does not grow (a tracked person) 0.1 m off agent 1's disc: 1 keeps 0.1.
+    fixed = (np.array([[1.7, 0.0]]), np.array([0.3]))
+    clipped = clip_growth(positions, radii, np.array([0.3, 0.3, 0, 0, 0]), present, fixed)
+    assert clipped == pytest.approx([0.2, 0.1, 0.0, 0.0, 0.0])
     # A property over random scenes: never a grown overlap the discs did not have, never
     # more growth than asked, untouched where nothing is near.
     rng = np.random.default_rng(1)
