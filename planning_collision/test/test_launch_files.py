@@ -347,7 +347,14 @@ class Launch:
         return reply.current_state.label
 
     def wait_for_state(self, node: str, label: str) -> None:
-        self.until(lambda: self.state(node) == label, f"{node} never became {label}")
+        def reached() -> bool:
+            # A lifecycle manager that gave up on a transition tries no other: waiting on
+            # cannot help (and cost a full START_TIMEOUT of CI time per failure).
+            assert not self.said("Failed to change state"), \
+                f"{node} never became {label}: the lifecycle manager gave up; ros2 launch " \
+                "said:\n" + "\n".join(self.proc.lines[-40:])
+            return self.state(node) == label
+        self.until(reached, f"{node} never became {label}")
 
     def parameter(self, node: str, name: str):
         from rcl_interfaces.srv import GetParameters
