@@ -35,7 +35,7 @@ from array import array
 
 import numpy as np
 from geometry_msgs.msg import PolygonStamped
-from nav_msgs.msg import OccupancyGrid
+from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from visualization_msgs.msg import MarkerArray
 
@@ -75,11 +75,13 @@ from .conversions import (
     shape_is_empty,
 )
 from .diagnostics import DiagnosticsPublisher, RequestCounter, node_label, server_status
+from .footprint_pose import FootprintPose
 from .guards import answers, check_frame, topic_callback
 from .lifecycle import ManagedNode
 from .marker_queue import MarkerQueue
 from .parameters import check_bounds, declare
-from .qos import latched_or_volatile
+from .pose_sources import seconds
+from .qos import RELIABLE, latched_or_volatile
 from .run import run_node
 
 #: Requests with at least this many poses convert their messages with Python's cycle
@@ -145,11 +147,18 @@ class CollisionServer(ManagedNode):
         check_sensor_parameters(p)
         self.default_footprint: Footprint | None = None
         self.topic_footprint: Footprint | None = None  # the latest on footprint_topic
+        self._footprint_pose = None
         if p.footprint_topic:
+            group = MutuallyExclusiveCallbackGroup()  # the pose history: one at a time
             self._footprint_sub = self.create_subscription(
                 PolygonStamped, p.footprint_topic, self._on_footprint,
                 latched_or_volatile(p.footprint_subscribe_transient_local),
-                callback_group=MutuallyExclusiveCallbackGroup())
+                callback_group=group)
+            if p.footprint_pose_topic:  # Nav2's published_footprint, in a global frame
+                self._footprint_pose = FootprintPose()
+                self.create_subscription(Odometry, p.footprint_pose_topic,
+                                         self._on_footprint_pose, RELIABLE,
+                                         callback_group=group)
         self._map_sub = self.create_subscription(
             OccupancyGrid, p.map_topic, self._on_map,
             latched_or_volatile(p.map_subscribe_transient_local),
@@ -216,16 +225,32 @@ class CollisionServer(ManagedNode):
             f"map {new.width} x {new.height} at {new.resolution} m received, converted in "
             f"{(time.perf_counter() - started) * 1e3:.2f} ms")
 
+    @topic_callback("footprint pose")
+    def _on_footprint_pose(self, msg: Odometry) -> None:
+        reason = self._footprint_pose.on_odometry(msg)
+        if reason:
+            self.get_logger().warning(reason, throttle_duration_sec=5.0)
+
     @topic_callback("footprint")
     def _on_footprint(self, msg: PolygonStamped) -> None:
-        p = self.params
-        if msg.header.frame_id not in ("", p.footprint_frame):
+        p, frame, points = self.params, msg.header.frame_id, msg.polygon.points
+        placer = self._footprint_pose
+        if placer is not None and frame and placer.placed(frame):
+            points, reason = placer.robot_frame(points, seconds(msg.header.stamp))
+            if points is None:
+                self.get_logger().warning(f"footprint in frame '{frame}' ignored: {reason}",
+                                          throttle_duration_sec=5.0)
+                return
+        elif frame not in ("", p.footprint_frame):
+            places = ("is empty" if placer is None else "has sent no pose yet"
+                      if placer.frame is None else f"places frame '{placer.frame}'")
             self.get_logger().warning(
-                f"footprint in frame '{msg.header.frame_id}' ignored: footprint_frame is "
-                f"'{p.footprint_frame}' (the robot's own frame; no tf2 here)")
+                f"footprint in frame '{frame}' ignored: footprint_frame is "
+                f"'{p.footprint_frame}' (the robot's own frame; no tf2 here) and "
+                f"footprint_pose_topic {places}", throttle_duration_sec=5.0)
             return
         self.kernels_ready.wait()  # decomposing a concave polygon runs kernels
-        footprint = footprint_from_polygon(msg.polygon.points, p.footprint_padding,
+        footprint = footprint_from_polygon(points, p.footprint_padding,
                                            "footprint.polygon.points")
         changed = self.topic_footprint is None or not np.array_equal(
             footprint.ring, self.topic_footprint.ring)

@@ -58,10 +58,15 @@ PARAMETERS = (
           "footprint, each message replacing the last (concave polygons are split into convex "
           "parts). Until the first one, requests that rely on the default are answered "
           "NO_FOOTPRINT. Empty: off (the footprint and robot_radius parameters)."),
-    Param("footprint_frame", "base_link", "The frame footprint_topic's polygons must be in: the "
-          "robot's own frame (an empty frame_id counts as it). A polygon in another frame is "
-          "ignored with a warning (no tf2 here); Nav2's published_footprint is in the "
-          "costmap's global frame, so publish the robot-frame polygon instead (doc/services.md)."),
+    Param("footprint_frame", "base_link", "The robot's own frame: footprint_topic's polygons "
+          "in it (or with an empty frame_id) are taken as they are. A polygon in another frame "
+          "is ignored with a warning (no tf2 here) unless footprint_pose_topic places it."),
+    Param("footprint_pose_topic", "", "nav_msgs/Odometry of the robot, to accept a footprint in "
+          "a global frame (Nav2's published_footprint: the footprint placed at the robot's "
+          "pose in the costmap's frame): a polygon whose frame_id is the odometry's "
+          "header.frame_id is moved into the robot's frame by the inverse of the robot's pose "
+          "at the polygon's stamp (refused with a warning when no pose lies within 0.2 s of "
+          "it). Empty: only robot-frame footprints are accepted."),
     Param("footprint_subscribe_transient_local", False,
           "Subscribe to footprint_topic reliable + transient_local (a latched footprint), "
           "else reliable + volatile."),

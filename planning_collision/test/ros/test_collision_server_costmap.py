@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 from geometry_msgs.msg import Point, Point32, PolygonStamped, Pose
-from nav_msgs.msg import OccupancyGrid
+from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from ros_clients import close_then_stop
 
@@ -125,21 +125,36 @@ class Feeder:
         self.map_pub = node.create_publisher(OccupancyGrid, "/r1/local_costmap/costmap",
                                              VOLATILE)
         self.footprint_pub = node.create_publisher(PolygonStamped, "/r1/footprint", VOLATILE)
+        self.odom_pub = node.create_publisher(Odometry, "/r1/odom", VOLATILE)
         self.costmap = None
         self.footprint = None
+        self.odom = None
         node.create_timer(0.1, self.publish)
 
     def publish(self):
         if self.costmap is not None:
             self.map_pub.publish(self.costmap)
+        if self.odom is not None:
+            self.odom_pub.publish(self.odom)
         if self.footprint is not None:
             self.footprint_pub.publish(self.footprint)
 
-    def set_footprint(self, points, frame="base_link"):
+    def set_footprint(self, points, frame="base_link", stamp=0.0):
         msg = PolygonStamped()
         msg.header.frame_id = frame
+        msg.header.stamp.sec = int(stamp)
+        msg.header.stamp.nanosec = int(round((stamp - int(stamp)) * 1e9))
         msg.polygon.points = [Point32(x=float(x), y=float(y)) for x, y in points]
         self.footprint = msg
+
+    def set_odom(self, x, y, yaw, stamp):
+        """The robot's odometry in 'odom' (republished with the same stamp)."""
+        msg = Odometry()
+        msg.header.frame_id, msg.child_frame_id = "odom", "base_link"
+        msg.header.stamp.sec = int(stamp)
+        msg.header.stamp.nanosec = int(round((stamp - int(stamp)) * 1e9))
+        msg.pose.pose = pose(x, y, yaw)
+        self.odom = msg
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +162,8 @@ def costmap_server(domain_id, client_factory):
     proc = RosProcess("costmap_server", node_command(
         "planning_collision.ros.collision_server",
         [config_file("collision_server_local_costmap.yaml")],
-        parameters={"footprint_topic": "footprint", "publish_markers": False},
+        parameters={"footprint_topic": "footprint", "footprint_pose_topic": "odom",
+                    "publish_markers": False},
         namespace="r1"), domain_id)
     caller = client_factory("costmap_caller")
     feeder = Feeder(caller.node)
@@ -257,3 +273,43 @@ def test_the_footprint_topic_sets_the_default_footprint_at_run_time(costmap_serv
     assert caller.spin_until(lambda: proc.wait_for_line("footprint in frame 'odom' ignored",
                                                         0.01), 10.0)
     assert call(caller, CheckCollision, "check_collision", aside).in_collision == [True]
+
+
+def placed(points, x, y, yaw):
+    """``points`` (robot frame) placed at the robot's pose: Nav2's published_footprint."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    return [(x + c * px - s * py, y + s * px + c * py) for px, py in points]
+
+
+def test_a_global_frame_footprint_is_placed_by_the_odometry(costmap_server):
+    """Nav2's published_footprint (the footprint at the robot's pose, in the costmap's frame)
+    answers exactly as the robot-frame polygon does, with the robot far off and turned."""
+    caller, feeder, proc = costmap_server
+    show(caller, feeder, (0, 0))
+    aside = collision_request([(0.45, 0.3, 0.0)])  # a fork enters the block; the square not
+    feeder.set_footprint(SQUARE)
+    assert caller.spin_until(lambda: not call(caller, CheckCollision, "check_collision",
+                                              aside).in_collision[0], 20.0)
+    robot, stamp = (3.7, -2.2, 2.3), 1000.25
+    feeder.set_odom(*robot, stamp)
+    feeder.set_footprint(placed(FORKLIFT, *robot), frame="odom", stamp=stamp)
+    assert caller.spin_until(lambda: call(caller, CheckCollision, "check_collision",
+                                          aside).in_collision[0], 20.0)
+    rng = np.random.default_rng(11)
+    poses = np.column_stack([rng.uniform(-0.2, 0.4, 300), rng.uniform(-0.2, 0.9, 300),
+                             rng.uniform(-math.pi, math.pi, 300)])
+    reply = call(caller, CheckCollision, "check_collision", collision_request(poses))
+    want = expected(FORKLIFT, poses, (0, 0))
+    for got, expect, p in zip(reply.in_collision, want, poses, strict=True):
+        if expect is not None:
+            assert got == expect, p
+    assert 20 < sum(w is True for w in want) < 280
+    # Stamped 5 s before any pose received: refused with a warning; the forklift stays.
+    feeder.set_footprint(placed(SQUARE, *robot), frame="odom", stamp=stamp - 5.0)
+    assert caller.spin_until(lambda: proc.wait_for_line("stamped 995.250", 0.01), 10.0)
+    assert call(caller, CheckCollision, "check_collision", aside).in_collision == [True]
+    # The same square at the right stamp replaces it.
+    feeder.set_footprint(placed(SQUARE, *robot), frame="odom", stamp=stamp)
+    assert caller.spin_until(lambda: not call(caller, CheckCollision, "check_collision",
+                                              aside).in_collision[0], 20.0)
+    feeder.odom = None
