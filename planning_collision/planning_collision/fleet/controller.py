@@ -455,16 +455,21 @@ class FleetController:
 
     def pose_at(self, i: int, t: float) -> tuple[float, float, float] | None:
         """Agent ``i``'s (x, y, yaw) in the global frame at time ``t`` (a sensor's stamp): its
-        latest odometry moved by its twist from the odometry's time to ``t``, placed by its
-        localization. None when it is not placed, or ``t`` lies more than odom_timeout from
-        its latest odometry."""
+        :meth:`odom_pose_at` placed by its localization (None when it is not placed)."""
+        pose = self.odom_pose_at(i, t)
+        return None if pose is None else self._agents[i].localization.map_pose(pose)
+
+    def odom_pose_at(self, i: int, t: float) -> tuple[float, float, float] | None:
+        """Agent ``i``'s (x, y, yaw) in its odometry frame at time ``t``: its latest odometry
+        moved by its twist from the odometry's time to ``t``. None when ``t`` lies more than
+        odom_timeout from its latest odometry."""
         agent = self._agents[i]
         dt = t - agent.odom_time
         if agent.odom is None or abs(dt) > self.settings.odom_timeout:
             return None
         x, y, yaw, vx, vy, wz = agent.odom
         gx, gy = se2.rotate(vx, vy, yaw)
-        return agent.localization.map_pose((x + gx * dt, y + gy * dt, yaw + wz * dt))
+        return x + gx * dt, y + gy * dt, yaw + wz * dt
 
     def _pose(self, i, what, x, y, qx, qy, qz, qw):
         name = self.names[i]

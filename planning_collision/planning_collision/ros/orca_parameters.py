@@ -129,10 +129,12 @@ PARAMETERS = _bounded((
           "velocity comes from: 'goal' (goal_topic, straight to the goal at pref_speed) or "
           "'cmd_vel' (cmd_vel_in_topic, the navigation stack's command).",
           choices=(GOAL, CMD_VEL)),
-    Param("footprint_topic", "", "geometry_msgs/PolygonStamped of each agent's footprint in "
-          "its own frame, inside its namespace (the robot-frame polygon Nav2's costmaps are "
-          "given); each message sets <name>.radius to the footprint's circumscribed radius "
-          "(origin to farthest vertex), at run time. Empty: the radius parameters only."),
+    Param("footprint_topic", "", "geometry_msgs/PolygonStamped of each agent's footprint "
+          "inside its namespace; each message sets <name>.radius to the footprint's "
+          "circumscribed radius (robot origin to farthest vertex), at run time. In the robot's "
+          "own frame, or in global_frame or odom_frame (Nav2's published_footprint: the "
+          "radius is taken about the robot's position there at the polygon's stamp). Empty: "
+          "the radius parameters only."),
     Param("goal_topic", "goal_pose", "geometry_msgs/PoseStamped goal topic inside each "
           "controlled agent's namespace (goal mode); frame global_frame (empty means it)."),
     Param("goal_subscribe_transient_local", False, "Subscribe to goals reliable + "

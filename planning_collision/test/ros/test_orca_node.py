@@ -891,17 +891,26 @@ def test_parameters_change_while_the_node_runs_and_bad_values_are_refused(world)
 
 def test_a_footprint_topic_sets_the_agents_radius_to_its_circumscribed_radius(world):
     """footprint_topic: each robot-frame PolygonStamped sets <name>.radius to the distance
-    from the robot's origin to its farthest vertex; one in the global frame is ignored."""
+    from the robot's origin to its farthest vertex. One in the global or odometry frame
+    (Nav2's published_footprint) is measured about the robot's position at its stamp, and
+    ignored when that position is unknown."""
     from geometry_msgs.msg import Point32, PolygonStamped
+    from rclpy.duration import Duration
 
     client = world["client"]
     publisher = client.node.create_publisher(PolygonStamped, "/lab3/quarter/footprint", 10)
 
-    def footprint(points, frame="quarter/base_link"):
+    def footprint(points, frame="quarter/base_link", stamp=None):
         msg = PolygonStamped()
         msg.header.frame_id = frame
+        if stamp is not None:
+            msg.header.stamp = stamp.to_msg()
         msg.polygon.points = [Point32(x=float(x), y=float(y)) for x, y in points]
         return msg
+
+    def placed(points, x, y, yaw):
+        c, s = math.cos(yaw), math.sin(yaw)
+        return [(x + c * px - s * py, y + s * px + c * py) for px, py in points]
 
     def radius():
         return get_parameters(client, "/lab3/orca_node", ["quarter.radius"])[0].double_value
@@ -917,12 +926,35 @@ def test_a_footprint_topic_sets_the_agents_radius_to_its_circumscribed_radius(wo
             return radius() == pytest.approx(want, abs=1e-6)
 
         assert client.spin_until(taken, 15.0), radius()
-        # The footprint placed in the global frame (Nav2's published_footprint): ignored.
+        # Placed in the global frame while quarter's odometry is stale: ignored.
         for _ in range(5):
             publisher.publish(footprint([(3.0, 4.0), (3.5, 4.0), (3.5, 4.5)], frame="map"))
             client.spin_for(0.2)
         assert radius() == pytest.approx(want, abs=1e-6)
+        wait_for_line(world, world["procs"]["lab3"], "quarter: footprint in frame 'map' "
+                      "ignored: the robot's pose there at its stamp is unknown")
+        # Nav2's published_footprint with quarter at (2, 21) turned 0.9 rad (odom_origin at
+        # the map's origin: odom and map agree): a box of circumscribed radius 0.5 in the
+        # global frame, then the forklift in the odometry frame.
+        pose = (2.0, 21.0, 0.9)
+        world["feed"]["lab3"].poses["quarter"] = pose
+        box = [(0.4, 0.3), (-0.4, 0.3), (-0.4, -0.3), (0.4, -0.3)]
+        for frame, points, expect in (("map", box, 0.5), ("quarter/odom", forklift, want)):
+            def measured(frame=frame, points=points, expect=expect):
+                publisher.publish(footprint(placed(points, *pose), frame=frame,
+                                            stamp=client.node.get_clock().now()))
+                client.spin_for(0.2)
+                return radius() == pytest.approx(expect, abs=1e-6)
+
+            assert client.spin_until(measured, 15.0), (frame, radius())
+        # Stamped 5 s ago, beyond odom_timeout: ignored; the forklift's radius stays.
+        old = client.node.get_clock().now() - Duration(seconds=5.0)
+        for _ in range(5):
+            publisher.publish(footprint(placed(box, *pose), frame="map", stamp=old))
+            client.spin_for(0.2)
+        assert radius() == pytest.approx(want, abs=1e-6)
     finally:
+        world["feed"]["lab3"].poses.pop("quarter", None)
         set_parameters(client, "/lab3/orca_node", **{"quarter.radius": before})
         client.node.destroy_publisher(publisher)
 
@@ -934,6 +966,11 @@ def test_the_circumscribed_radius_of_a_footprint():
 
     points = [Point32(x=0.5, y=0.3), Point32(x=-0.6, y=-0.1), Point32(x=0.1, y=0.0)]
     assert circumscribed_radius(points) == pytest.approx(math.hypot(0.6, 0.1), rel=1e-6)
+    # About a robot centre elsewhere (a footprint placed in a global frame): the same points
+    # moved by (3, -4) measure the same.
+    moved = [Point32(x=p.x + 3.0, y=p.y - 4.0) for p in points]
+    assert circumscribed_radius(moved, (3.0, -4.0)) == pytest.approx(math.hypot(0.6, 0.1),
+                                                                     rel=1e-6)
     for bad, words in (([], "no points"), ([Point32()], "no radius"),
                        ([Point32(x=math.nan)], "NaN")):
         with pytest.raises(ValueError, match=words):
