@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import Point, Point32, PolygonStamped, PoseStamped
 from geometry_msgs.msg import Polygon as PolygonMsg
+from nav_msgs.msg import Odometry
 
 from planning_collision import grid
 from planning_collision.collision_world import World
 from planning_collision.ros import collision_server as cs
 from planning_collision.ros.conversions import obstacle_snapshot, quaternion_from_yaw
+from planning_collision.ros.footprint_pose import FootprintPose
 from planning_collision_interfaces.msg import Obstacle, ObstacleArray, Shape
 from planning_collision_interfaces.srv import (
     CheckCollision,
@@ -40,7 +42,7 @@ class Logger:
     def error(self, text):
         self.errors.append(text)
 
-    def warning(self, text):
+    def warning(self, text, **throttle):
         self.warnings.append(text)
 
     def info(self, text):
@@ -56,6 +58,7 @@ def make_node(with_map=True, **params) -> cs.CollisionServer:
     node.params.max_request_size = params.get("max_request_size", 3)
     node.default_footprint = None
     node.topic_footprint = None
+    node._footprint_pose = None
     node._markers = None
     node._map_sub = SimpleNamespace(topic_name="/map")
     node._footprint_sub = SimpleNamespace(topic_name="/robot/footprint")
@@ -248,6 +251,30 @@ def test_a_footprint_from_the_topic_replaces_the_parameter_at_run_time():
     node._on_footprint(polygon([(0.1, 0.1), (-0.1, 0.1), (-0.1, -0.1)], frame="map"))
     assert "footprint in frame 'map' ignored" in node.get_logger().warnings[-1]
     assert len(node.topic_footprint.parts) >= 3
+    # With footprint_pose_topic: the square placed at the robot's pose in 'map' (Nav2's
+    # published_footprint) is the first square again, and answers as it did.
+    node._footprint_pose = FootprintPose()
+    odom = Odometry()
+    odom.header.frame_id, odom.header.stamp.sec = "map", 40
+    odom.pose.pose.position.x, odom.pose.pose.position.y = -3.0, 7.5
+    odom.pose.pose.orientation = quaternion_from_yaw(-2.0)
+    node._on_footprint_pose(odom)
+    c, s = math.cos(-2.0), math.sin(-2.0)
+    square = [(-3.0 + c * x - s * y, 7.5 + s * x + c * y)
+              for x, y in [(0.5, 0.3), (-0.5, 0.3), (-0.5, -0.3), (0.5, -0.3)]]
+    placed = polygon(square, frame="map")
+    placed.header.stamp.sec = 40
+    node._on_footprint(placed)
+    assert len(node.topic_footprint.parts) == 1
+    np.testing.assert_allclose(np.abs(node.topic_footprint.ring), [[0.5, 0.3]] * 4, atol=1e-9)
+    assert call(node, CheckCollision, request).distance[0] == pytest.approx(0.05)
+    stale = polygon(forks, frame="map")
+    stale.header.stamp.sec = 30  # 10 s before the only pose: refused
+    node._on_footprint(stale)
+    assert "footprint in frame 'map' ignored" in node.get_logger().warnings[-1]
+    assert len(node.topic_footprint.parts) == 1
+    node._footprint_pose = None
+    node._on_footprint(polygon(forks, frame=""))
     # A request's own footprint wins over the topic's.
     request.footprint_string = "[[0.1, 0.1], [-0.1, 0.1], [-0.1, -0.1], [0.1, -0.1]]"
     reply = call(node, CheckCollision, request)
