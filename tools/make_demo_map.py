@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from map_files import write_map  # tools/map_files.py
 
 ROOT = Path(__file__).resolve().parents[1] / "planning_collision" / "config"
 RESOLUTION = 0.05
@@ -157,17 +158,6 @@ def scenario_text() -> str:
     return "\n".join(lines) + "\n"
 
 
-MAP_YAML = """\
-image: swap_room.pgm
-mode: trinary
-resolution: {resolution}
-origin: [{ox}, {oy}, 0.0]
-negate: 0
-occupied_thresh: 0.65
-free_thresh: 0.196
-"""
-
-
 def main() -> int:
     from planning_collision.grid.map_file import load_map_file
     from planning_collision.sim.scenario import load_scenario
@@ -177,11 +167,7 @@ def main() -> int:
     maps, scenarios = ROOT / "maps", ROOT / "scenarios"
     maps.mkdir(exist_ok=True)
     scenarios.mkdir(exist_ok=True)
-    header = (f"P5\n# swap_room, made by tools/make_demo_map.py\n"
-              f"{image.shape[1]} {image.shape[0]}\n255\n")
-    (maps / "swap_room.pgm").write_bytes(header.encode() + image.tobytes())
-    (maps / "swap_room.yaml").write_text(MAP_YAML.format(resolution=RESOLUTION, ox=origin[0],
-                                                         oy=origin[1]))
+    write_map(maps, "swap_room", image, RESOLUTION, origin, "tools/make_demo_map.py")
     (scenarios / "swap_room.yaml").write_text(scenario_text())
 
     scenario = load_scenario(scenarios / "swap_room.yaml")
