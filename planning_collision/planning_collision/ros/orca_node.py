@@ -63,9 +63,9 @@ class OrcaNode(ManagedNode):
         super().__init__("orca_node", **node_kwargs)
         self.params = p = declare(self, PARAMETERS, refuse=False)  # configure refuses
         # With a map: its obstacles (grid), and its routes and passages (fleet) when on.
-        self.KERNELS = (("orca", "grid", "fleet")
-                        if p.use_map_obstacles and (p.route_planning or p.passages)
-                        else ("orca", "grid") if p.use_map_obstacles else ("orca",))
+        routes = p.use_map_obstacles and (p.route_planning or p.passages)
+        self.KERNELS = ("orca", *(("grid",) if p.use_map_obstacles else ()),
+                        *(("fleet",) if routes else ()))
         self._warned: dict[str, float] = {}
         self.fleet: FleetController | None = None
         self._obstacles: ObstacleWorker | None = None
