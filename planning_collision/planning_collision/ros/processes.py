@@ -138,10 +138,11 @@ def segments_of(pid: int) -> set[str]:
     return {Path(path).name for path in paths if _SEGMENT_NAME.fullmatch(Path(path).name)}
 
 
-def segment_owned(name: str, directory: Path = SHM_DIRECTORY) -> bool:
-    """Whether a live process holds segment ``name``'s lock file (a missing lock file: no)."""
+def flock_held(path: Path) -> bool:
+    """Whether a live process holds a lock (flock) on the file ``path`` (a missing file: no):
+    a run's domain lock, a Fast DDS segment's lock file."""
     try:
-        fd = os.open(directory / f"{name}_el", os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return False
     try:
@@ -151,6 +152,11 @@ def segment_owned(name: str, directory: Path = SHM_DIRECTORY) -> bool:
     finally:
         os.close(fd)  # closing lets go of the lock, if this took it
     return False
+
+
+def segment_owned(name: str, directory: Path = SHM_DIRECTORY) -> bool:
+    """Whether a live process holds segment ``name``'s lock file (a missing lock file: no)."""
+    return flock_held(directory / f"{name}_el")
 
 
 def remove_dead_segments(names: Iterable[str], directory: Path = SHM_DIRECTORY) -> list[str]:
