@@ -30,13 +30,14 @@ from functools import partial
 import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from sensor_msgs.msg import LaserScan, PointCloud2, PointField
+from sensor_msgs.msg import LaserScan, PointCloud2
 
 from planning_collision.fleet.localization import PoseHistory
 from planning_collision.grid import GridMap
 from planning_collision.grid.sensor_layer import SensorLayer, scan_rays
 
 from .parameters import ParameterError
+from .point_clouds import cloud_points
 from .pose_sources import seconds
 from .qos import RELIABLE
 
@@ -196,33 +197,3 @@ class SensorSources:
             return
         self._published = time.monotonic()
         self.publish(self._snapshot(now))
-
-
-_FLOAT32 = PointField.FLOAT32
-
-
-def cloud_points(msg: PointCloud2) -> np.ndarray:
-    """The (N, 3) float64 x, y, z of a PointCloud2 whose x, y and z are FLOAT32 fields;
-    ValueError naming what is missing."""
-    fields = {f.name: f for f in msg.fields}
-    for name in ("x", "y", "z"):
-        if name not in fields or fields[name].datatype != _FLOAT32 or fields[name].count != 1:
-            raise ValueError(f"point cloud has no FLOAT32 field '{name}'")
-    n = msg.width * msg.height
-    if n == 0:
-        return np.zeros((0, 3))
-    step = msg.point_step
-    need = (msg.row_step * (msg.height - 1) + msg.width * step if msg.height > 1
-            else n * step)
-    if step < 12 or len(msg.data) < need:
-        raise ValueError(f"point cloud data holds {len(msg.data)} bytes, less than its "
-                         f"{msg.width} x {msg.height} points of {step} bytes need")
-    dtype = np.dtype({"names": ["x", "y", "z"],
-                      "formats": [(">" if msg.is_bigendian else "<") + "f4"] * 3,
-                      "offsets": [fields[c].offset for c in "xyz"], "itemsize": step})
-    raw = np.frombuffer(msg.data, dtype=np.uint8)
-    if msg.height > 1:
-        rows = raw[:msg.height * msg.row_step].reshape(msg.height, msg.row_step)
-        raw = np.ascontiguousarray(rows[:, :msg.width * step]).reshape(-1)
-    points = raw[:n * step].view(dtype)
-    return np.column_stack([points["x"], points["y"], points["z"]]).astype(np.float64)

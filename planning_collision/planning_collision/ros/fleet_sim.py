@@ -9,8 +9,8 @@ parameters and their bounds are in :mod:`.fleet_sim_parameters`, what the robots
 scenario gets a namespace of its own name; ORCA robots follow ``<name>/cmd_vel`` (body frame,
 geometry_msgs/TwistStamped or Twist); every robot, people included, publishes
 ``<name>/odom`` (nav_msgs/Odometry, twist in the body frame as REP-105 asks) at ``rate_hz``,
-except the agents with ``odometry: false``, which publish nothing; a robot with a ``scan``
-block publishes its simulated laser on ``<name>/scan`` (:mod:`.fleet_sim_scans`).
+except the agents with ``odometry: false``, which publish nothing; a robot's ``scan`` block: a
+laser on ``<name>/scan``, ``cloud``: a depth camera on ``<name>/points`` (:mod:`.fleet_sim_scans`).
 Non-ORCA agents (people) walk straight to their goals by themselves.
 
 Each step the referee checks robot against robot, against the scenario's obstacles (exact,

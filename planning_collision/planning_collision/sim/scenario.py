@@ -26,6 +26,12 @@ raise ``ValueError`` naming the offending field, e.g. ``robots[3].goal``. Format
       - {name: robot2, ..., scan: {beams: 360, range_max: 8.0, rate_hz: 10.0, noise: 0.01,
                                    range_min: 0.05, angle_min: -3.14, angle_max: 3.14,
                                    offset: [x, y, yaw]}}
+      # optional: a simulated depth camera (sensor_msgs/PointCloud2 on <name>/points), every
+      # key optional (the defaults of sim.depth_camera.CameraSpec)
+      - {name: robot3, ..., cloud: {beams: 160, rows: 12, fov: 1.5, elevation_min: -0.6,
+                                    elevation_max: 0.2, height: 0.4, range_min: 0.2,
+                                    range_max: 6.0, rate_hz: 10.0, noise: 0.0,
+                                    offset: [x, y, yaw]}}
       - {name: person1, ..., orca: false, odometry: false}   # publishes nothing at all
 
 A robot's ``name`` is its ROS namespace (letters, digits and single underscores, starting with a
@@ -36,9 +42,9 @@ silently ignored. ``odometry: false`` (default true) marks an agent invisible to
 fleet_sim publishes nothing for it (people, other vendors' robots), so only sensors see it; an
 ORCA robot needs its odometry. ``scan`` in ``robot_defaults`` is merged key by key with a
 robot's own ``scan`` block; ``scan: false`` gives a robot no laser, ``scan: true`` the default
-one. Obstacle ids and robot names must differ from each other and from ``map`` (collision
-reports use them as names). Whether robots start clear of each other and of the
-obstacles is not checked here (that needs the map): see
+one; ``cloud`` (a depth camera) works the same way. Obstacle ids and robot names must differ
+from each other and from ``map`` (collision reports use them as names). Whether robots start
+clear of each other and of the obstacles is not checked here (that needs the map): see
 :func:`planning_collision.sim.simulation.layout_problems`.
 """
 
@@ -52,6 +58,7 @@ from typing import TYPE_CHECKING
 from planning_collision.common.checks import finite_scalar
 
 if TYPE_CHECKING:
+    from planning_collision.sim.depth_camera import CameraSpec
     from planning_collision.sim.laser import LaserSpec
 
 DRIVES = ("holonomic", "unicycle")
@@ -60,10 +67,14 @@ DEFAULT_TIMEOUT = 120.0
 NAME_PATTERN = re.compile(r"[A-Za-z](?:_?[A-Za-z0-9])*_?")
 
 TOP_KEYS = ("map", "global_frame", "timeout", "noise", "obstacles", "robot_defaults", "robots")
-ROBOT_KEYS = ("name", "start", "goal", "radius", "max_speed", "drive", "orca", "odometry", "scan")
-DEFAULTABLE_KEYS = ("radius", "max_speed", "drive", "orca", "odometry", "scan")
+ROBOT_KEYS = ("name", "start", "goal", "radius", "max_speed", "drive", "orca", "odometry", "scan",
+              "cloud")
+DEFAULTABLE_KEYS = ("radius", "max_speed", "drive", "orca", "odometry", "scan", "cloud")
+SENSORS = ("scan", "cloud")  # blocks merged key by key with robot_defaults'
 SCAN_KEYS = ("beams", "range_max", "range_min", "rate_hz", "noise", "angle_min", "angle_max",
              "offset")
+CLOUD_KEYS = ("beams", "rows", "fov", "elevation_min", "elevation_max", "height", "range_min",
+              "range_max", "rate_hz", "noise", "offset")
 OBSTACLE_KINDS = ("polygon", "circle", "box")
 _ABSENT = object()  # a robot's key that is not given
 
@@ -116,6 +127,8 @@ class Robot:
     odometry: bool = True
     #: The robot's simulated laser, None for none.
     scan: LaserSpec | None = None
+    #: The robot's simulated depth camera, None for none.
+    cloud: CameraSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -280,10 +293,10 @@ def _robots(value, defaults) -> tuple[Robot, ...]:
     _mapping(defaults, "robot_defaults")
     _known_keys(defaults, DEFAULTABLE_KEYS, "robot_defaults")
     checked_defaults = {k: _robot_field(k, v, f"robot_defaults.{k}") for k, v in defaults.items()
-                        if k != "scan"}
-    default_scan = defaults.get("scan")
-    if default_scan is not None:
-        _scan(default_scan, "robot_defaults.scan")
+                        if k not in SENSORS}
+    for sensor in SENSORS:
+        if defaults.get(sensor) is not None:
+            _scan(defaults[sensor], f"robot_defaults.{sensor}", sensor)
     if value is None:
         raise ValueError("robots is missing: a scenario needs at least one robot")
     _list(value, "robots")
@@ -297,9 +310,11 @@ def _robots(value, defaults) -> tuple[Robot, ...]:
         _known_keys(item, ROBOT_KEYS, field)
         fields = dict(checked_defaults)
         for key in ROBOT_KEYS:
-            if key in item and key != "scan":
+            if key in item and key not in SENSORS:
                 fields[key] = _robot_field(key, item[key], f"{field}.{key}")
-        fields["scan"] = _robot_scan(default_scan, item.get("scan", _ABSENT), f"{field}.scan")
+        for sensor in SENSORS:
+            fields[sensor] = _robot_scan(defaults.get(sensor), item.get(sensor, _ABSENT),
+                                         f"{field}.{sensor}", sensor)
         for key in ("name", "start", "goal", "radius", "max_speed"):
             if key not in fields:
                 raise ValueError(f"{field}.{key} is missing")
@@ -342,9 +357,10 @@ def _robot_field(key: str, value, field: str):
     raise AssertionError(key)
 
 
-def _robot_scan(default, own, field: str) -> LaserSpec | None:
-    """A robot's laser: its own ``scan`` block over ``robot_defaults.scan``, key by key;
-    ``false`` or null for none (``_ABSENT``: the robot says nothing, the default holds)."""
+def _robot_scan(default, own, field: str, kind: str = "scan"):
+    """A robot's laser (``kind`` scan) or depth camera (cloud): its own block over
+    ``robot_defaults``', key by key; ``false`` or null for none (``_ABSENT``: the robot says
+    nothing, the default holds)."""
     if own is False or own is None:
         return None
     if own is True:
@@ -354,24 +370,27 @@ def _robot_scan(default, own, field: str) -> LaserSpec | None:
     if not isinstance(default, dict):
         default = None
     if own is _ABSENT:
-        return None if default is None else _scan(default, field)
+        return None if default is None else _scan(default, field, kind)
     if not isinstance(own, dict):
-        raise ValueError(f"{field} must be a mapping of laser settings or false, got "
+        raise ValueError(f"{field} must be a mapping of {kind} settings or false, got "
                          f"{_kind(own)}")
-    return _scan({**(default or {}), **own}, field)
+    return _scan({**(default or {}), **own}, field, kind)
 
 
-def _scan(value, field: str) -> LaserSpec | None:
-    """A laser's settings (:class:`~planning_collision.sim.laser.LaserSpec`), None for false
-    or null."""
+def _scan(value, field: str, kind: str = "scan"):
+    """A laser's settings (``kind`` scan: :class:`~planning_collision.sim.laser.LaserSpec`)
+    or a depth camera's (cloud: :class:`~planning_collision.sim.depth_camera.CameraSpec`),
+    None for false or null."""
+    from planning_collision.sim.depth_camera import CameraSpec
     from planning_collision.sim.laser import LaserSpec
 
+    spec, keys = (LaserSpec, SCAN_KEYS) if kind == "scan" else (CameraSpec, CLOUD_KEYS)
     if value is False or value is None:
         return None
     if value is True:
         value = {}
     _mapping(value, field)
-    _known_keys(value, SCAN_KEYS, field)
+    _known_keys(value, keys, field)
     fields = {}
     for key, item in value.items():
         if key == "offset":
@@ -379,12 +398,12 @@ def _scan(value, field: str) -> LaserSpec | None:
             if len(item) != 3:
                 raise ValueError(f"{field}.offset must be [x, y, yaw], got {item!r}")
             fields[key] = tuple(_number(v, f"{field}.offset[{k}]") for k, v in enumerate(item))
-        elif key == "beams":
-            fields[key] = int(finite_scalar(item, f"{field}.beams", at_least=1, integer=True))
+        elif key in ("beams", "rows"):
+            fields[key] = int(finite_scalar(item, f"{field}.{key}", at_least=1, integer=True))
         else:
             fields[key] = _number(item, f"{field}.{key}")
     try:
-        return LaserSpec(**fields)
+        return spec(**fields)
     except ValueError as exc:
         raise ValueError(f"{field}: {exc}") from exc
 
