@@ -24,6 +24,12 @@ import numpy as np
 from .constants import EPSILON, SEPARATION_SLACK
 from .symmetry_breaking import pair_direction
 
+#: Fraction of the max speed left out of the parting speed asked of an overlapped agent
+#: (:func:`separation_line`): the permitted velocities are then a chord of the speed disc,
+#: about ``sqrt(2 * PARTING_SLACK)`` of the max speed long, which the linear program finds
+#: whatever its rounding.
+PARTING_SLACK = 1e-6
+
 
 class HalfPlane(NamedTuple):
     """A line in velocity space: permitted velocities lie left of the direction."""
@@ -333,7 +339,7 @@ def obstacle_lines(px, py, vx, vy, radius, inv_time_horizon_obst, neighbor_verti
 
 @numba.njit(cache=True, error_model="numpy")
 def separation_line(agent, other, px, py, radius, ox, oy, other_radius, share, time_step,
-                    overlap_time):
+                    overlap_time, max_speed):
     """Hard half-plane (a :class:`HalfPlane`) keeping the pair apart during the next step.
 
     With ``e`` the unit vector towards the other agent and ``gap`` the free distance, the
@@ -342,7 +348,13 @@ def separation_line(agent, other, px, py, radius, ox, oy, other_radius, share, t
     1), their distance cannot drop below the sum of the radii during the step, whatever
     their other constraints.  The half-plane contains the zero velocity, so it never makes
     the program infeasible.  Overlapping agents (``gap < 0``) must part at
-    ``share * |gap| / overlap_time``.  A slack of ``SEPARATION_SLACK`` keeps the zero
+    ``share * |gap| / overlap_time``, but never faster than the agent can move: a parting
+    speed above ``max_speed`` is asked as ``max_speed`` (less ``PARTING_SLACK`` of it, so the
+    answer is a short chord of the speed disc, not a single point that rounding may miss).
+    Asked for more, the hard lines had no common velocity and the agent stood still while
+    whoever overlapped it (a person, who avoids nobody) kept walking into it; asked for its
+    max speed it flees straight away from the other disc, as fast as it can, and the pair
+    parts as fast as the other allows.  A slack of ``SEPARATION_SLACK`` keeps the zero
     velocity strictly inside for touching agents (it allows overlaps of about 1e-9).
     """
     ex = ox - px
@@ -356,6 +368,9 @@ def separation_line(agent, other, px, py, radius, ox, oy, other_radius, share, t
         ex = -ex
         ey = -ey
     gap = dist - radius - other_radius
-    rate = share * gap / (time_step if gap >= 0.0 else overlap_time) + SEPARATION_SLACK
+    if gap >= 0.0:
+        rate = share * gap / time_step + SEPARATION_SLACK
+    else:
+        rate = max(share * gap / overlap_time, -max_speed * (1.0 - PARTING_SLACK))
     # Permitted: v . e <= rate, i.e. left of the direction e rotated by +90 degrees.
     return HalfPlane(ex * rate, ey * rate, -ey, ex)

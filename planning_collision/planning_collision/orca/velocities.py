@@ -29,7 +29,15 @@ Beyond RVO2 (all off by default, so the defaults reproduce RVO2):
   infeasible), a guarantee ORCA alone loses when its program is infeasible;
   ``keep_apart_margin`` (default ``DEFAULT_KEEP_APART_MARGIN`` = 0.05, used only with
   ``keep_apart``): the agent half-planes are then computed for every radius enlarged by
-  this fraction, while the separation half-planes keep the real radii (see below);
+  this fraction, while the separation half-planes keep the real radii (see below).  A pair
+  that really overlaps (a person, who avoids nobody, walked into a robot, or a delay let
+  the discs meet) is asked to part at ``share * overlap / overlap_time``, but never faster
+  than the agent's max speed: asked for more, the hard lines had no common velocity and
+  the least-violation answer, scaled to the separation lines, was zero, so the robot stood
+  while the person walked on into it (issue #24).  Asked for its max speed (less a
+  relative 1e-6, ``orca_lines.PARTING_SLACK``) it flees straight away at full speed; the
+  obstacle and extra lines stay hard, and where they, or two overlaps from opposite sides,
+  leave no such velocity the least-violation answer is kept as before;
 * ``overlap_time``: opt-in.  By default (None: the time step) overlapping agents get
   RVO2's half-plane, which asks them to part within one time step -- a jump to up to
   ``overlap / time_step`` (e.g. 2 m/s for a 0.5 m overlap at 0.25 s), clipped to the max
@@ -711,7 +719,7 @@ def _process_agents(lo, hi, agents, params, obstacles, extra, settings, grid, ou
                     continue
                 line = separation_line(i, j, px, py, r, positions[j, 0], positions[j, 1],
                                        radius[j], responsibility[j], time_step,
-                                       settings.overlap_time)
+                                       settings.overlap_time, max_speed[i])
                 line_points[n_lines, 0] = line.point_x
                 line_points[n_lines, 1] = line.point_y
                 line_dirs[n_lines, 0] = line.direction_x
