@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Twist, TwistStamped
+from geometry_msgs.msg import Point, Twist, TwistStamped, Vector3
 from nav_msgs.msg import Odometry
 from rclpy.serialization import deserialize_message, serialize_message
 from visualization_msgs.msg import Marker, MarkerArray
@@ -236,6 +236,50 @@ def encode_marker_array(frame_id: str, sec: int, nanosec: int, markers) -> bytes
 
 _NO_ROWS = np.zeros((0, 3))
 
+# One OrcaAgentStatus up to its half-planes: name, active, inactive_reason, odometry_age,
+# localization_age, localization_stale, agent_neighbors, obstacle_neighbors, infeasible,
+# distance_to_goal, preferred_velocity, velocity ({0}/{1}: the two strings' struct codes).
+_AGENT_STATUS = ("I", "{0}", "B", "I", "{1}", "d", "d", "B", "I", "I", "B", "d", "3d", "3d")
+
+
+def orca_status_agents(rows) -> bytes:
+    """The ``agents`` sequence of a serialized planning_collision_interfaces/OrcaStatus, for
+    :func:`encode_orca_status`. Each row: (name, active, inactive_reason, odometry_age,
+    localization_age, localization_stale, agent_neighbors, obstacle_neighbors, infeasible,
+    distance_to_goal, (vx, vy) preferred, (vx, vy) chosen, half-planes), where half-planes is
+    None or (points (n, 2), directions (n, 2))."""
+    rows = list(rows)
+    w = Writer()
+    w.pack(("I",), len(rows))
+    for (name, active, reason, odometry_age, localization_age, stale, agent_neighbors,
+         obstacle_neighbors, infeasible, distance, preferred, chosen, lines) in rows:
+        name_code, name_bytes = _string(name)
+        reason_code, reason_bytes = _string(reason)
+        fields = tuple(f.format(name_code, reason_code) for f in _AGENT_STATUS)
+        w.pack(fields, len(name_bytes), name_bytes, active, len(reason_bytes), reason_bytes,
+               odometry_age, localization_age, stale, agent_neighbors, obstacle_neighbors,
+               infeasible, distance, preferred[0], preferred[1], 0.0, chosen[0], chosen[1],
+               0.0)
+        for xy in (_NO_ROWS, _NO_ROWS) if lines is None else lines:
+            w.pack(("I",), len(xy))
+            if len(xy):
+                xyz = np.zeros((len(xy), 3), dtype="<f8")
+                xyz[:, :2] = xy
+                w.raw(xyz.tobytes(), 8)
+    return w.bytes()[len(HEADER_LE):]
+
+
+def encode_orca_status(frame_id: str, sec: int, nanosec: int, compute_time: float,
+                       achieved_rate: float, agents: bytes) -> bytes:
+    """A serialized OrcaStatus; ``agents`` from :func:`orca_status_agents` (the header ends
+    8-aligned after the two float64 fields, where the sequence was encoded to start)."""
+    frame_code, frame = _string(frame_id)
+    w = Writer()
+    w.pack(("i", "I", "I", frame_code, "d", "d"), sec, nanosec, len(frame), frame,
+           compute_time, achieved_rate)
+    w.raw(agents)
+    return w.bytes()
+
 
 class Support(NamedTuple):
     """What :func:`self_check` found, per message type: '' when this module and the RMW's
@@ -246,6 +290,7 @@ class Support(NamedTuple):
     odometry: str
     twist: str
     markers: str
+    status: str
 
 
 def self_check() -> Support:
@@ -253,7 +298,7 @@ def self_check() -> Support:
     what this module writes (compared as messages: padding bytes are unspecified), and this
     module must read what the RMW writes."""
     return Support(_checked(_odometry_agrees), _checked(_twist_agrees),
-                   _checked(_markers_agree))
+                   _checked(_markers_agree), _checked(_status_agrees))
 
 
 def _checked(check) -> str:
@@ -324,4 +369,40 @@ def _markers_agree() -> str:
         # Compared after the RMW's own round trip: colours are float32 on the wire.
         if mine != deserialize_message(serialize_message(reference), MarkerArray):
             return f"MarkerArray in frame {frame!r} encodes differently"
+    return ""
+
+
+def _status_agrees() -> str:
+    # Imported here: the interfaces package is only needed by the node that publishes it.
+    from planning_collision_interfaces.msg import OrcaAgentStatus, OrcaStatus
+
+    lines = (np.array([[0.5, -1.0], [2.0, 3.25]]), np.array([[0.0, 1.0], [-0.6, 0.8]]))
+    rows = [("robot1", True, "", 0.125, 0.0, False, 3, 7, False, 4.5, (0.25, -0.5),
+             (0.125, 0.375), None),
+            ("r", False, "odometry stale (0.73 s old)", float("inf"), 1.5, True, 0, 0, True,
+             float("nan"), (0.0, 0.0), (0.0, 0.0), lines),
+            ("robot_\u00e9", True, "x", 0.5, 0.25, False, 1, 0, False, 0.0, (1.0, 2.0),
+             (-1.0, -2.0), (lines[0][:1], lines[1][:1]))]
+    for frame in ("map", "", "odom12"):
+        reference = OrcaStatus(compute_time=0.0125, achieved_rate=19.5)
+        reference.header.frame_id = frame
+        reference.header.stamp.sec, reference.header.stamp.nanosec = 42, 987
+        for row in rows:
+            st = OrcaAgentStatus(name=row[0], active=row[1], inactive_reason=row[2],
+                                 odometry_age=row[3], localization_age=row[4],
+                                 localization_stale=row[5], agent_neighbors=row[6],
+                                 obstacle_neighbors=row[7], infeasible=row[8],
+                                 distance_to_goal=row[9])
+            st.preferred_velocity.x, st.preferred_velocity.y = row[10]
+            st.velocity.x, st.velocity.y = row[11]
+            if row[12] is not None:
+                st.orca_line_points = [Point(x=x, y=y) for x, y in row[12][0].tolist()]
+                st.orca_line_directions = [Vector3(x=x, y=y) for x, y in row[12][1].tolist()]
+            reference.agents.append(st)
+        mine = deserialize_message(
+            encode_orca_status(frame, 42, 987, 0.0125, 19.5, orca_status_agents(rows)),
+            OrcaStatus)
+        # NaN is unequal to itself: compare the bytes each message serializes to.
+        if serialize_message(mine) != serialize_message(reference):
+            return f"OrcaStatus in frame {frame!r} encodes differently"
     return ""

@@ -81,13 +81,14 @@ class Codecs(NamedTuple):
     twist: TwistCodec
     raw_odometry: bool
     raw_markers: bool
+    raw_status: bool
 
 
 def choose_codecs(raw_messages: bool, stamped: bool, robots: int, warn) -> Codecs:
     """Serialized bytes for each message type whose :func:`.cdr.self_check` passes (when
     ``raw_messages``), message objects otherwise; ``warn(text)`` says which fell back."""
     if not raw_messages:
-        support = cdr.Support(*["raw_messages is false"] * 3)
+        support = cdr.Support(*["raw_messages is false"] * len(cdr.Support._fields))
     else:
         support = cdr.self_check()
         for kind, problem in support._asdict().items():
@@ -95,4 +96,4 @@ def choose_codecs(raw_messages: bool, stamped: bool, robots: int, warn) -> Codec
                 warn(f"{kind} handled as message objects, not serialized bytes: {problem}")
     return Codecs(odometry_decoder(not support.odometry),
                   TwistCodec(not support.twist, stamped, robots), not support.odometry,
-                  not support.markers)
+                  not support.markers, not support.status)

@@ -48,7 +48,7 @@ from .orca_parameters import (
     declare_agents,
     requested_changes,
 )
-from .orca_status import PhaseTimes, status_message
+from .orca_status import PhaseTimes, publish_status
 from .parameters import ParameterError, declare
 from .pose_sources import subscribe_pose_sources
 from .qos import LATEST, RELIABLE, latched_or_volatile
@@ -104,7 +104,7 @@ class OrcaNode(ManagedNode):
         self._phases = PhaseTimes()
         self._marker_pub = self.create_publisher(MarkerArray, "~/markers", 50)
         self._marker_names = [f"{self.get_name()}/{name}" for name in names]
-        self._raw_markers = codecs.raw_markers
+        self._raw_markers, self._raw_status = codecs.raw_markers, codecs.raw_status
         self._last_step = None
         self._publishing = np.zeros(k, dtype=bool)
         self._compute_time = 0.0
@@ -115,7 +115,7 @@ class OrcaNode(ManagedNode):
         self._odometry = Resubscriber(self, self._warn, tries=p.odometry_resubscribe_tries)
         self._subscribe(p, codecs.raw_odometry)
         self._sensed, self._tracks = None, None
-        if p.scan_topic or p.external_tracks_topic:  # people and robots only sensors see
+        if p.scan_topic or p.cloud_topic or p.external_tracks_topic:  # seen only by sensors
             from .orca_scans import SensedObjects
             self._sensed = SensedObjects(self, self.fleet, p, self._obstacles, self._warn)
         self.create_timer(1.0, self._odometry.check)
@@ -357,11 +357,9 @@ class OrcaNode(ManagedNode):
                              self._publishing, self._infeasible)
 
     def _publish_status(self, step, stamp, started: float) -> None:
-        msg = status_message(step, self.fleet.names, self.params.publish_orca_lines)
-        msg.header.stamp, msg.header.frame_id = stamp, self.params.global_frame
-        msg.achieved_rate = float(len(self._step_starts))
-        msg.compute_time = time.perf_counter() - started
-        self._status_pub.publish(msg)
+        publish_status(self._status_pub, self._raw_status, step, self.fleet.names,
+                       self.params.publish_orca_lines, self.params.global_frame, stamp,
+                       float(len(self._step_starts)), started)
 
     def _publish_markers(self, step, stamp) -> None:
         publish_markers(self._marker_pub, self._raw_markers, self.params.global_frame, stamp,

@@ -9,6 +9,8 @@ from geometry_msgs.msg import Point, Vector3
 
 from planning_collision_interfaces.msg import OrcaAgentStatus, OrcaStatus
 
+from . import cdr
+
 
 def status_message(step, names, with_lines: bool) -> OrcaStatus:
     """OrcaStatus (without header and timing) of the controlled agents of ``step`` (a
@@ -34,6 +36,39 @@ def status_message(step, names, with_lines: bool) -> OrcaStatus:
             st.orca_line_directions = [Vector3(x=x, y=y) for x, y in per_agent[i][1].tolist()]
         agents.append(st)
     return OrcaStatus(agents=agents)
+
+
+def status_rows(step, names, with_lines: bool):
+    """The controlled agents of ``step`` as rows for :func:`.cdr.orca_status_agents` (the same
+    fields :func:`status_message` fills)."""
+    k = step.commands.shape[0]
+    lines = step.lines.per_agent if with_lines and step.lines is not None else [None] * k
+    def first(values):  # some of a step's arrays hold every agent, observed ones last
+        return values[:k].tolist()
+
+    return zip(names[:k], first(step.active), step.reasons[:k], first(step.ages),
+               first(step.localization_ages), first(step.localization_stale),
+               first(step.agent_neighbors), first(step.obstacle_lines),
+               first(step.infeasible & step.active), first(step.distance_to_goal),
+               first(step.preferred), first(step.chosen), lines, strict=True)
+
+
+def publish_status(publisher, raw: bool, step, names, with_lines: bool, frame_id: str, stamp,
+                   achieved_rate: float, started: float) -> None:
+    """Publish orca/status of ``step``: serialized bytes when ``raw`` (orca_node's default;
+    building 200 message objects took 3.8 ms of a 9.4 ms step), else a message object.
+    ``compute_time`` is the time from ``started`` until the message is ready."""
+    if raw:
+        agents = cdr.orca_status_agents(status_rows(step, names, with_lines))
+        publisher.publish(cdr.encode_orca_status(
+            frame_id, stamp.sec, stamp.nanosec, time.perf_counter() - started, achieved_rate,
+            agents))
+        return
+    msg = status_message(step, names, with_lines)
+    msg.header.stamp, msg.header.frame_id = stamp, frame_id
+    msg.achieved_rate = achieved_rate
+    msg.compute_time = time.perf_counter() - started
+    publisher.publish(msg)
 
 
 class PhaseTimes:

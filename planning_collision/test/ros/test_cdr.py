@@ -45,7 +45,7 @@ def hand_serialized(odom, header: bytes = b"\x00\x00\x00\x00", endian: str = ">"
 
 
 def test_every_message_type_agrees_with_the_rmw():
-    assert cdr.self_check() == cdr.Support("", "", "")
+    assert cdr.self_check() == cdr.Support("", "", "", "")
 
 
 @pytest.mark.parametrize("frame", FRAMES)
@@ -102,7 +102,7 @@ def test_other_encapsulations_are_handed_to_rclpy():
 def test_one_type_that_disagrees_leaves_the_others_as_bytes(monkeypatch):
     monkeypatch.setattr(cdr, "_markers_agree", lambda: "MarkerArray encodes differently")
     support = cdr.self_check()
-    assert support == cdr.Support("", "", "MarkerArray encodes differently")
+    assert support == cdr.Support("", "", "MarkerArray encodes differently", "")
     warnings = []
     codecs = choose_codecs(True, True, 2, warnings.append)
     assert codecs.raw_odometry and codecs.twist.raw and not codecs.raw_markers
