@@ -7,11 +7,24 @@ one such transient, but step after step the heading lags the chosen velocity on 
 and the small sideways drift of each step adds up: along a wall the robot slides into it
 (issue #22: clearance -0.05 m at a corridor's entrance).
 
-:func:`guarded_forward_speeds` bounds each robot's forward speed by RVO2's own obstacle rule
-applied to the motion the robot will really make: the speed towards any obstacle edge along
-the heading is at most ``(distance - clearance) / time_horizon`` (zero once closer than
-``clearance``). Turning is never limited, so a robot facing a wall turns on the spot until
-its heading leads away or along it. Pure numpy over the edges of an ORCA obstacle set.
+:func:`guarded_forward_speeds` bounds each robot's speed along its heading (or against it,
+when reversing) by RVO2's obstacle rule applied to the motion the robot will really make:
+driving straight at that speed for ``time_horizon`` keeps the disc at least a floor away from
+every obstacle edge. The floor is ``clearance`` (the robot's radius and safety margin), or,
+for the edges of an obstacle the robot is already closer to than that, its distance to that
+obstacle now: the robot never gets closer to an obstacle it is within ``clearance`` of, but it
+may slide along it and round its corners. For an edge met face on this is RVO2's rule, an
+approach speed of at most ``(distance - floor) / time_horizon``; for an edge's end (a
+vertex) it is the exact distance driven before the disc reaches the floor, so passing a
+corner at the same distance is not an approach. Turning is never limited: a robot facing a
+wall turns on the spot until its heading leads along or away from it.
+
+Why the floor is per obstacle and not per edge: an edge's distance is its nearest point's,
+and beside a corner (or where the obstacle tree split a straight face) the nearest point of
+the next edge is the shared vertex; driving parallel to the face, past it, the distance to
+that vertex falls to the distance to the face. Held per edge, a robot within ``clearance``
+of a face could never pass its end: it stood for good (issue #22), while its heading already
+led along the wall. Pure numpy over the edges of an ORCA obstacle set.
 """
 
 from __future__ import annotations
@@ -20,9 +33,12 @@ import numpy as np
 
 from .obstacles import ObstacleTree
 
-# Heading components towards an edge below this count as parallel to it (a heading that
-# converges onto a wall would otherwise never be allowed to move).
+# Heading components towards an edge's face below this count as parallel to it (a heading
+# that converges onto a wall would otherwise never be allowed to move): at most 1 mm closer
+# per metre driven, while the controller turns the heading onto ORCA's velocity.
 PARALLEL = 1e-3
+# A straight path that passes a vertex less than this deeper than the floor grazes it.
+GRAZE = 1e-6
 
 
 def edge_distances(points: np.ndarray, obstacles: ObstacleTree) -> tuple[np.ndarray, np.ndarray]:
@@ -40,23 +56,63 @@ def edge_distances(points: np.ndarray, obstacles: ObstacleTree) -> tuple[np.ndar
     return distance, unit
 
 
+def obstacle_floors(distance: np.ndarray, polygon: np.ndarray, clearance) -> np.ndarray:
+    """(N, V) how close each edge may come: ``clearance`` (N,), or the robot's distance to
+    the edge's obstacle (every edge of the same input polygon) when that is less."""
+    order = np.argsort(polygon, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(polygon[order]) != 0])
+    nearest = np.minimum.reduceat(distance[:, order], starts, axis=1)  # (N, obstacles)
+    group = np.empty_like(polygon)
+    group[order] = np.cumsum(np.r_[False, np.diff(polygon[order]) != 0])
+    return np.minimum(nearest[:, group], np.asarray(clearance, dtype=np.float64)[:, None])
+
+
+def free_run(points: np.ndarray, directions: np.ndarray, obstacles: ObstacleTree,
+             floors: np.ndarray) -> np.ndarray:
+    """(N, V) how far each point may go straight along its unit direction before its distance
+    to each edge falls below that edge's floor (inf: never; 0: it is getting closer now).
+    The edge's floor region is a capsule: a band along the face and a disc at each end."""
+    a = obstacles.points
+    b = obstacles.points[obstacles.next_vertex]
+    edge = obstacles.directions  # unit, a -> b
+    normal = np.column_stack([-edge[:, 1], edge[:, 0]])
+    rel = points[:, None, :] - a[None, :, :]
+    along = np.einsum("nvj,vj->nv", rel, edge)
+    side = np.einsum("nvj,vj->nv", rel, normal)
+    length = np.einsum("vj,vj->v", b - a, edge)
+    # The band: approach the face's line from the robot's side, landing within the edge.
+    closing = -np.sign(side) * np.einsum("nj,vj->nv", directions, normal)
+    hits = (closing > PARALLEL) & (np.abs(side) >= floors - GRAZE)  # else the ends decide
+    s_face = np.where(hits, np.maximum(np.abs(side) - floors, 0.0)
+                      / np.where(hits, closing, 1.0), 0.0)
+    land = along + s_face * np.einsum("nj,vj->nv", directions, edge)
+    run = np.where(hits & (land >= 0.0) & (land <= length[None, :]), s_face, np.inf)
+    for end in (a, b):  # the discs at the two ends
+        w = points[:, None, :] - end[None, :, :]
+        towards = np.einsum("nvj,nj->nv", w, directions)  # < 0: heading for the vertex
+        passing2 = np.einsum("nvj,nvj->nv", w, w) - towards ** 2
+        enters = (towards < 0.0) & (passing2 < (floors - GRAZE).clip(0.0) ** 2)
+        depth = np.sqrt(np.maximum(floors ** 2 - passing2, 0.0))
+        run = np.minimum(run, np.where(enters, np.maximum(-towards - depth, 0.0), np.inf))
+    return run
+
+
 def guarded_forward_speeds(positions, headings, speeds, obstacles: ObstacleTree | None,
                            clearance, time_horizon: float) -> np.ndarray:
-    """The forward speeds (N,) at most ``speeds`` (N, >= 0) for robots at ``positions``
-    (N, 2) facing ``headings`` (N,): along its heading, no robot approaches an obstacle edge
-    faster than ``(distance - clearance) / time_horizon``, and not at all once within
-    ``clearance`` (N, or a scalar: the robot's radius and safety margin)."""
+    """The forward speeds (N,) no faster than ``speeds`` (N; negative: reversing) for robots
+    at ``positions`` (N, 2) facing ``headings`` (N,): driving straight at that speed for
+    ``time_horizon`` keeps each robot ``clearance`` (N, or a scalar: its radius and safety
+    margin) off every obstacle edge, or no closer than now to an obstacle it is already
+    within ``clearance`` of (:func:`obstacle_floors`, :func:`free_run`)."""
     speeds = np.asarray(speeds, dtype=np.float64).copy()
     positions = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
     if obstacles is None or obstacles.num_vertices == 0 or speeds.size == 0:
         return speeds
     headings = np.asarray(headings, dtype=np.float64)
     clearance = np.broadcast_to(np.asarray(clearance, dtype=np.float64), speeds.shape)
-    distance, unit = edge_distances(positions, obstacles)
-    forward = np.column_stack([np.cos(headings), np.sin(headings)])
-    towards = -np.einsum("nvj,nj->nv", unit, forward)  # > 0: the heading leads to the edge
-    reach = clearance[:, None] + speeds[:, None] * time_horizon
-    relevant = (towards > PARALLEL) & (distance < reach)
-    allowed = np.maximum(distance - clearance[:, None], 0.0) / time_horizon
-    bound = np.where(relevant, allowed / np.where(relevant, towards, 1.0), np.inf)
-    return np.minimum(speeds, bound.min(axis=1, initial=np.inf))
+    distance, _ = edge_distances(positions, obstacles)
+    floors = obstacle_floors(distance, obstacles.polygon, clearance)
+    sign = np.where(speeds < 0.0, -1.0, 1.0)
+    directions = sign[:, None] * np.column_stack([np.cos(headings), np.sin(headings)])
+    run = free_run(positions, directions, obstacles, floors).min(axis=1, initial=np.inf)
+    return sign * np.minimum(np.abs(speeds), run / time_horizon)
