@@ -272,6 +272,13 @@ PARAMETERS = _bounded((
     Param("external_tracks_topic", "", "planning_collision_interfaces/TrackArray from another "
           "tracker (people trackers): avoided as this node's own tracks are, each message "
           "replacing that topic's previous set (empty: none)."),
+    Param("cloud_topic", "", "sensor_msgs/PointCloud2 topic inside each controlled agent's "
+          "namespace (e.g. points), x, y, z FLOAT32 in the robot's base frame (z up from the "
+          "floor): its points within the height band are tracked like a scan's. Empty: none."),
+    Param("cloud_min_z", 0.05, "Points of a cloud below this height (m, base frame) are "
+          "left out (the floor)."),
+    Param("cloud_max_z", 2.0, "Points of a cloud above this height (m, base frame) are left "
+          "out (what hangs above the robots)."),
 ))
 BY_NAME = {p.name: p for p in PARAMETERS}
 DYNAMIC = frozenset(p.name for p in PARAMETERS if p.dynamic)
@@ -334,6 +341,9 @@ def check_parameters(p) -> FleetSettings:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ParameterError(f"agents and observed name {', '.join(twice)} more than once")
+    if not p.cloud_min_z < p.cloud_max_z:
+        raise ParameterError(f"cloud_min_z ({p.cloud_min_z:g}) must be below cloud_max_z "
+                             f"({p.cloud_max_z:g})")
     return settings_of(p)
 
 

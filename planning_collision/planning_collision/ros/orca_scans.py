@@ -1,12 +1,17 @@
-"""orca_node's sensed objects: the controlled robots' LaserScans turned into tracks, tracks
-from an external tracker, and the tracks out (issue #25).
+"""orca_node's sensed objects: the controlled robots' LaserScans and PointCloud2s turned into
+tracks, tracks from an external tracker, and the tracks out (issue #25).
 
 Each scan (``<name>/<scan_topic>``) is placed in the global frame with its robot's pose at
 the scan's stamp (:meth:`~planning_collision.fleet.FleetController.pose_at`), stripped of the
 points near the static world (the map's and the obstacle sets' edges, as the obstacle worker
 traced them) and near every agent placed from odometry (the scanning robot included),
 clustered and fed to the one :class:`~planning_collision.tracking.Tracker` the node's robots
-share. Each step every track (a tentative one stands, grown) and the external tracks
+share. A point cloud (``<name>/<cloud_topic>``, in the robot's base frame) goes the same
+way once its points within the height band ``cloud_min_z`` .. ``cloud_max_z`` are reduced to
+the nearest per half degree of bearing
+(:func:`~planning_collision.tracking.scan_points.cloud_to_points`).
+
+Each step every track (a tentative one stands, grown) and the external tracks
 (``external_tracks_topic``, a ``TrackArray``: a people tracker's variable set) go to the fleet
 controller as discs avoided with full responsibility
 (:func:`~planning_collision.tracking.tracker.discs_of`); a robot whose command would still
@@ -25,7 +30,7 @@ from functools import partial
 import numpy as np
 from geometry_msgs.msg import Point32, PolygonInstanceStamped
 from rclpy.qos import qos_profile_sensor_data
-from sensor_msgs.msg import LaserScan
+from sensor_msgs.msg import LaserScan, PointCloud2
 
 from planning_collision.fleet.controller import sample_time
 from planning_collision.tracking import (
@@ -39,10 +44,12 @@ from planning_collision.tracking import (
     scan_to_points,
 )
 from planning_collision.tracking.brake import must_stop
+from planning_collision.tracking.scan_points import cloud_to_points
 from planning_collision.tracking.tracker import discs_of
 from planning_collision_interfaces.msg import Track, TrackArray
 
 from .parameters import ParameterError
+from .point_clouds import cloud_points
 from .pose_sources import seconds
 
 POLYGON_SIDES = 8
@@ -82,12 +89,17 @@ class SensedObjects:
         self._lock = threading.Lock()
         self._external: tuple[float, Tracks] | None = None
         self.scans = 0
+        self.clouds = 0
         self.stops = 0  # commands the passive-safety stop replaced by zero
         names, k = fleet.names, fleet.controlled
         if p.scan_topic:
             for i, name in enumerate(names[:k]):
                 node.create_subscription(LaserScan, f"{name}/{p.scan_topic}",
                                          partial(self._on_scan, i), qos_profile_sensor_data)
+        if p.cloud_topic:
+            for i, name in enumerate(names[:k]):
+                node.create_subscription(PointCloud2, f"{name}/{p.cloud_topic}",
+                                         partial(self._on_cloud, i), qos_profile_sensor_data)
         if p.external_tracks_topic:
             node.create_subscription(TrackArray, p.external_tracks_topic, self._on_tracks, 10)
         self._tracks_pub = (node.create_publisher(TrackArray, p.tracks_topic, 10)
@@ -124,21 +136,48 @@ class SensedObjects:
             scan = scan_to_points(np.asarray(msg.ranges, dtype=np.float64), msg.angle_min,
                                   msg.angle_increment, msg.range_min, msg.range_max, pose,
                                   self.mount)
-            known = [(j, fleet.pose_at(j, t)) for j in range(len(fleet.names))]
-            known = [(j, q) for j, q in known if q is not None]
-            scan = drop_near(scan, [q[:2] for _, q in known],
-                             [fleet.radius[j] for j, _ in known], self.p.scan_agent_margin)
-            mask = self._static_mask()
-            if mask is not None:
-                scan = mask.drop(scan)
-            clusters = cluster_scan(scan, msg.angle_increment, gap=self.p.cluster_gap,
-                                    max_radius=self.p.cluster_max_radius)
+            clusters = self._clusters(i, t, pose, scan, msg.angle_increment)
         except Exception as exc:  # a malformed scan must not stop the others
             self.warn(f"scan/{name}", f"{name}: scan dropped: {exc}")
             return
         with self._lock:
             self.tracker.update(t, clusters)
             self.scans += 1
+
+    def _clusters(self, i: int, t: float, pose, scan, increment: float):
+        """Robot ``i``'s points (a scan's or a cloud's, placed with its ``pose`` at ``t``)
+        without the known agents and the static world, clustered."""
+        fleet = self.fleet
+        known = [(j, fleet.pose_at(j, t)) for j in range(len(fleet.names))]
+        known = [(j, q) for j, q in known if q is not None]
+        scan = drop_near(scan, [q[:2] for _, q in known],
+                         [fleet.radius[j] for j, _ in known], self.p.scan_agent_margin)
+        mask = self._static_mask()
+        if mask is not None:
+            scan = mask.drop(scan)
+        return cluster_scan(scan, increment, gap=self.p.cluster_gap,
+                            max_radius=self.p.cluster_max_radius)
+
+    def _on_cloud(self, i: int, msg: PointCloud2) -> None:
+        name = self.fleet.names[i]
+        if msg.header.frame_id == "" or not msg.width * msg.height:
+            return
+        t = sample_time(seconds(msg.header.stamp), self.node._now())
+        pose = self.fleet.pose_at(i, t)
+        if pose is None:
+            self.warn(f"cloud/{name}", f"{name}: cloud dropped: no pose of the robot at its "
+                      f"stamp")
+            return
+        try:
+            scan, increment = cloud_to_points(cloud_points(msg), pose, self.p.cloud_min_z,
+                                              self.p.cloud_max_z)
+            clusters = self._clusters(i, t, pose, scan, increment)
+        except Exception as exc:  # a malformed cloud must not stop the others
+            self.warn(f"cloud/{name}", f"{name}: cloud dropped: {exc}")
+            return
+        with self._lock:
+            self.tracker.update(t, clusters)
+            self.clouds += 1
 
     def _on_tracks(self, msg: TrackArray) -> None:
         t = sample_time(seconds(msg.header.stamp), self.node._now())

@@ -1,4 +1,5 @@
-"""A LaserScan's ranges as points in the global frame, without what is already known.
+"""A LaserScan's ranges (or a point cloud's points in a height band) as points in the global
+frame, without what is already known.
 
 A scan is placed with the pose the sensor had at the scan's stamp (the caller looks it up:
 orca_node from the fleet controller's odometry and localization at that time). Points of the
@@ -43,6 +44,41 @@ def scan_to_points(ranges, angle_min: float, angle_increment: float, range_min: 
     points = np.column_stack((ox + rv * np.cos(angles), oy + rv * np.sin(angles)))
     full = n > 1 and abs(angle_increment) * n >= 2.0 * np.pi - 1.5 * abs(angle_increment)
     return ScanPoints(points, beams.astype(np.int64), np.array([ox, oy]), n, bool(full))
+
+
+#: A point cloud is cut into this many bearings (0.5 degree each) around the robot.
+CLOUD_BINS = 720
+
+
+def cloud_to_points(xyz, pose, min_z: float, max_z: float,
+                    bins: int = CLOUD_BINS) -> tuple[ScanPoints, float]:
+    """A point cloud as a scan: its points ``xyz`` (n, 3), in the robot's frame (x forward, z
+    up from the floor), within the height band ``min_z <= z <= max_z`` and finite, seen from
+    the robot's centre; per bearing bin (``bins`` over a full turn) the nearest one, placed in
+    the global frame with the robot's ``pose`` (x, y, yaw) at the cloud's stamp. A depth
+    camera's floor (z = 0) and what hangs above the band are left out; what the band keeps
+    is what a laser at those heights would see. Returns the scan (beam order: bins from
+    -pi) and its angle increment, for :func:`~.clustering.cluster_scan`."""
+    p = np.asarray(xyz, dtype=np.float64).reshape(-1, 3)
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(p).all(axis=1) & (p[:, 2] >= min_z) & (p[:, 2] <= max_z)
+    p = p[ok]
+    increment = 2.0 * np.pi / bins
+    x, y, yaw = (float(v) for v in pose)
+    origin = np.array([x, y])
+    if not p.shape[0]:
+        return ScanPoints(np.zeros((0, 2)), np.zeros(0, np.int64), origin, bins, True), increment
+    r = np.hypot(p[:, 0], p[:, 1])
+    b = np.floor((np.arctan2(p[:, 1], p[:, 0]) + np.pi) / increment).astype(np.int64) % bins
+    nearest = np.full(bins, np.inf)
+    np.minimum.at(nearest, b, r)
+    hit = np.flatnonzero(r == nearest[b])
+    beams, first = np.unique(b[hit], return_index=True)  # one point per bin (ties: any)
+    chosen = p[hit[first]]
+    c, s = np.cos(yaw), np.sin(yaw)
+    points = np.column_stack((x + c * chosen[:, 0] - s * chosen[:, 1],
+                              y + s * chosen[:, 0] + c * chosen[:, 1]))
+    return ScanPoints(points, beams, origin, bins, True), increment
 
 
 def keep(scan: ScanPoints, mask: np.ndarray) -> ScanPoints:
