@@ -55,6 +55,10 @@ NODES = ("map_publisher", "collision_server", "fleet_sim", "orca_node")
 
 class Demo:
     orca_params: Path | None = None  # orca_node's parameter file (default demo_orca.yaml)
+    # Extra parameters given on the command line of fleet_sim and orca_node, over their files
+    # (e.g. fleet_sim's network, tools/demo_with_network.py).
+    fleet_sim_overrides: dict | None = None
+    orca_overrides: dict | None = None
 
     def __init__(self, scenario_path: Path, output: Path, robot: str, domain_id: int,
                  timeout: float | None):
@@ -92,11 +96,12 @@ class Demo:
             "fleet_sim": processes.node_command(
                 "planning_collision.ros.fleet_sim", [config_file("fleet_sim.yaml")],
                 {"scenario": scenario, "trajectory_file": str(trajectory),
-                 "start": "wait"}),  # until _start_clock
+                 "start": "wait",  # until _start_clock
+                 **(self.fleet_sim_overrides or {})}),
             "orca_node": processes.node_command(
                 "planning_collision.ros.orca_node",
                 [self.orca_params or config_file("demo_orca.yaml")],
-                {"publish_orca_lines": True}),
+                {"publish_orca_lines": True, **(self.orca_overrides or {})}),
         }
         for name in NODES:
             log = open(logs / f"{name}.log", "w")  # noqa: SIM115 (closed in stop_processes)
