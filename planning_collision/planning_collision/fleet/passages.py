@@ -13,15 +13,27 @@ single-lane corridor), one per connected group. The cells within ``zone`` metres
 zone outside the core (a doorway or a corridor has two). A core with one side is a dead end
 (a room's corner, a niche), not a passage.
 
-**The rule, each step, from the positions and routes alone** (no memory, so every node that
-sees the same fleet decides the same, whoever runs it): a robot *uses* a passage when its
+**The rule, each step, from the positions, the routes and the batches below** (so every node
+that sees the same fleet decides the same, whoever runs it): a robot *uses* a passage when its
 route (:class:`~planning_collision.fleet.routes.RouteMap`'s steepest descent) goes through
 the core; its *direction* is the side its route leaves by. Robots inside the core (within
 ``radius`` of it) keep going; their direction holds the passage (the most common one, ties to
-the lowest side label). An empty passage goes to the direction of the user nearest the core
-(ties: lowest index). Users of any other direction wait: within ``hold`` metres of the core
-they back away from it (clearing its mouth for the robots coming out), beyond that they stand
-(preferred velocity zero; ORCA still moves them aside).
+the lowest side label). A free passage goes to the direction of the user nearest the core
+(ties: lowest index) and keeps it for a batch. Users of any other direction wait: within
+``hold`` metres of the core they back away from it (clearing its mouth for the robots coming
+out), beyond that they stand (preferred velocity zero; ORCA still moves them aside).
+
+**Batches** (the one memory it keeps, per passage: the side served and the robots admitted).
+A passage keeps the side it serves until the robots it admitted are through (out of the core
+and off its users), even while its core is empty between two of them; robots pushed into the
+core keep going and, when none of the served side is in it, their side takes the passage.
+While another side waits, at most ``batch`` robots of the served side are admitted (first
+come, first served: nearest the core first, ties by id), the others wait with the other side;
+when the batch is through the passage goes to the waiting side whose user is nearest the core.
+While nobody else waits, every user of the served side is admitted. Deciding afresh each
+step instead flipped the passage whenever its core emptied between two robots and a waiting
+robot stood nearer than the next one on its way in (doc/narrow_spaces_bench.md); every node
+fed the same fleet the same steps keeps the same memory.
 """
 
 from __future__ import annotations
@@ -33,6 +45,7 @@ import numba
 import numpy as np
 
 from .routes import _DI, _DJ, RouteMap, _dijkstra, descend, edt
+from .travel import PassageTravel
 
 
 @numba.njit(cache=True)
@@ -115,9 +128,12 @@ class PassageMap:
     """The passages of a :class:`RouteMap`'s grid (see the module docstring)."""
 
     def __init__(self, routes: RouteMap, *, zone: float = 1.5, hold: float = 1.0,
-                 back_off_speed: float = 0.3, min_sides: int = 2):
+                 back_off_speed: float = 0.3, min_sides: int = 2, batch: int = 8):
         self.routes = routes
         self.zone, self.hold, self.back_off_speed = float(zone), float(hold), back_off_speed
+        if int(batch) < 1:
+            raise ValueError(f"batch must be at least 1, got {batch}")
+        self.batch = int(batch)
         res = routes.resolution
         wide = 2.0 * routes.radius
         shape = routes.fits.shape
@@ -144,14 +160,23 @@ class PassageMap:
             rc = np.argwhere(core).mean(axis=0) + 0.5
             centre = tuple(float(v) for v in routes.to_world([rc])[0])
             self.passages.append(Passage(core, sides, distance, centre))
+        self.travel = [PassageTravel(q.core, q.sides, routes) for q in self.passages]
+        self.forget()
 
-    def coordinate(self, positions, goals, velocities, moving) -> Coordination:
+    def forget(self) -> None:
+        """Forget the batches served so far (every passage free, no robot admitted)."""
+        self._held = [-1] * len(self.passages)  # the side each passage serves (-1: none)
+        self._admitted: list[set] = [set() for _ in self.passages]  # ids in the core so far
+
+    def coordinate(self, positions, goals, velocities, moving, ids=None) -> Coordination:
         """The preferred ``velocities`` (N, 2) of robots at ``positions`` going to ``goals``
         after the one-direction rule; ``moving`` (N,): the robots that want to move (the
-        others neither use nor hold a passage)."""
+        others neither use nor hold a passage); ``ids`` (N,): each robot's lasting identity
+        (the agent index; default: the position in the arrays), which the batches count."""
         positions = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
         velocities = np.array(velocities, dtype=np.float64).reshape(-1, 2)
         n = len(positions)
+        ids = np.arange(n) if ids is None else np.asarray(ids, dtype=np.int64).reshape(n)
         waiting = np.zeros(n, dtype=bool)
         used = np.full(n, -1, dtype=np.int64)
         if not self.passages or not n:
@@ -168,8 +193,12 @@ class PassageMap:
                 d = passage.distance[r, c]
                 if not np.isfinite(d):
                     continue
-                through, exit_side = _route_through(routes.cost_to_go(goals[i]), r, c,
-                                                    passage.core, passage.sides, steps)
+                if np.isfinite(goals[i]).all():
+                    through, exit_side = _route_through(routes.cost_to_go(goals[i]), r, c,
+                                                        passage.core, passage.sides, steps)
+                else:  # no goal (cmd_vel mode): where its preferred velocity leads
+                    through, exit_side = True, self.travel[p].exit_side(positions[i],
+                                                                        velocities[i])
                 if through and exit_side >= 0:
                     users.append(i)
                     exits.append(exit_side)
@@ -178,15 +207,10 @@ class PassageMap:
                 continue
             users_a, exits_a, near_a = np.array(users), np.array(exits), np.array(near)
             inside = near_a <= routes.radius
-            if inside.any():
-                values, counts = np.unique(exits_a[inside], return_counts=True)
-                held = values[np.argmax(counts)]  # ties: the smallest side label
-            else:
-                order = np.lexsort((users_a, near_a))
-                held = exits_a[order[0]]
+            held, admitted = self._serve(p, ids[users_a], exits_a, near_a, inside)
             used[users_a] = p
             for i, side, d in zip(users_a, exits_a, near_a, strict=True):
-                if side == held or d <= routes.radius:
+                if d <= routes.radius or (side == held and int(ids[i]) in admitted):
                     continue
                 waiting[i] = True
                 velocities[i] = 0.0
@@ -198,6 +222,37 @@ class PassageMap:
                         away = (step - here)[0]
                         velocities[i] = away / np.hypot(*away) * self.back_off_speed
         return Coordination(velocities, waiting, used)
+
+    def _serve(self, p, ids, exits, near, inside) -> tuple[int, set]:
+        """The side passage ``p`` serves now and the ids admitted to it (module docstring:
+        batches), from its users' ``ids``, exit sides, distances to the core and who is
+        ``inside`` it."""
+        held, admitted = self._held[p], self._admitted[p]
+
+        def nearest(candidates) -> int:  # the side of the user nearest the core (ties: id)
+            order = np.lexsort((ids[candidates], near[candidates]))
+            return int(exits[candidates][order[0]])
+
+        if inside.any() and not (exits[inside] == held).any():
+            values, counts = np.unique(exits[inside], return_counts=True)
+            held, admitted = int(values[np.argmax(counts)]), set()  # ties: the smallest side
+        elif not (exits == held).any():
+            held, admitted = nearest(np.arange(len(ids))), set()
+        others = exits != held
+        mine = exits == held
+        admitted |= {int(i) for i in ids[mine & inside]}
+        pending = admitted & {int(i) for i in ids[mine]}  # admitted, not through yet
+        if len(admitted) >= self.batch and others.any() and not pending and not inside.any():
+            held, admitted = nearest(np.flatnonzero(others)), set()  # the batch is through
+            others, mine = exits != held, exits == held
+        # first come, first served: places go to the side's users nearest the core, up to
+        # the batch while another side waits (all of them while none does)
+        queue = np.flatnonzero(mine & ~np.isin(ids, list(admitted)))
+        queue = queue[np.lexsort((ids[queue], near[queue]))]
+        places = len(queue) if not others.any() else max(self.batch - len(admitted), 0)
+        admitted |= {int(i) for i in ids[queue[:places]]}
+        self._held[p], self._admitted[p] = held, admitted
+        return held, admitted
 
 
 def coordination_world(blocked, resolution: float, origin, radius: float, *,
@@ -213,4 +268,5 @@ def coordination_world(blocked, resolution: float, origin, radius: float, *,
     routes.waypoints(here, here)
     if found is not None:
         found.coordinate(here, here, np.zeros((1, 2)), np.ones(1, dtype=bool))
+        found.forget()
     return routes, found

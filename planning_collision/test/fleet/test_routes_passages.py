@@ -102,10 +102,12 @@ def test_one_direction_at_a_time_and_the_same_decision_in_any_order():
     # 1 is within hold (1 m) of the core: it backs away from the door (+x); 3 stands.
     assert told.velocities[1, 0] > 0.0 and np.array_equal(told.velocities[3], [0.0, 0.0])
     for order in ([3, 2, 1, 0], [1, 3, 0, 2]):
+        passages.forget()  # each a fresh passage (no batch served yet)
         again = passages.coordinate(positions[order], goals[order], pref[order],
                                     np.ones(4, bool))
         assert again.waiting.tolist() == told.waiting[order].tolist()
     # Robots that do not want to move neither use nor hold the passage.
+    passages.forget()
     idle = passages.coordinate(positions, goals, pref, np.array([False, True, True, True]))
     assert idle.waiting.tolist() == [False, False, True, False]
 
