@@ -3,7 +3,11 @@
 A robot is *stalled* when it wants to move (its preferred velocity is not zero) and for
 ``stall_time`` seconds got no closer to its goal by ``min_progress`` metres (the distance is
 the route's when a route map is given, else the straight one). ORCA's symmetric stand-offs
-(two robots nose to nose, a knot at a crossing) look exactly like this.
+(two robots nose to nose, a knot at a crossing) look exactly like this. Without a goal (cmd_vel
+mode: the navigation stack plans, orca_node has its command) progress is the way made good
+along the preferred velocity: each step's displacement projected on the direction the robot
+wanted to go then, summed; a robot that wants to move and made no ``min_progress`` metres of
+it in ``stall_time`` is stalled the same way.
 
 Resolution by priority: the agent index is the priority (lower first: the same order on
 every node, as the agents are listed the same). A stalled robot with a robot of higher
@@ -42,6 +46,22 @@ class ProgressMonitor:
         self.since = np.full(k, np.nan)  # when it last improved by min_progress (NaN: idle)
         self.yield_until = np.full(k, -np.inf)
         self.yield_direction = np.zeros((k, 2))
+        self.made_good = np.zeros(k)  # metres along the preferred velocity so far
+        self._last = None  # the positions at the previous step
+
+    def advance(self, positions: np.ndarray, velocities: np.ndarray,
+                wants: np.ndarray) -> np.ndarray:
+        """Update with the positions (k, 2) and preferred velocities (k, 2) of this step:
+        (k,) each robot's way made good along its preferred velocity so far (the progress
+        measure without a goal; only steps in which it ``wants`` to move count)."""
+        positions = np.asarray(positions, dtype=np.float64)
+        if self._last is not None:
+            speed = np.hypot(velocities[:, 0], velocities[:, 1])
+            unit = velocities / np.where(speed > 0.0, speed, 1.0)[:, None]
+            along = np.einsum("ij,ij->i", positions - self._last, unit)
+            self.made_good += np.where(wants & np.isfinite(along), along, 0.0)
+        self._last = positions.copy()
+        return self.made_good
 
     def stalled(self, now: float, distance: np.ndarray, wants: np.ndarray) -> np.ndarray:
         """Update with each agent's ``distance`` to its goal (k,) and whether it ``wants``
@@ -59,9 +79,12 @@ class ProgressMonitor:
                 parked: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The preferred ``velocities`` (k, 2) with the yielding robots backing off, and
         who yields (k,). ``positions`` (k, 2), ``distance`` and ``wants`` as in
-        :meth:`stalled`; ``parked`` (k,): robots standing at their goal, which give way to
+        :meth:`stalled` (inf: no goal; then the way made good along ``velocities`` counts,
+        :meth:`advance`); ``parked`` (k,): robots standing at their goal, which give way to
         the stalled robots they stand in front of."""
-        stalled = self.stalled(now, distance, wants)
+        made_good = self.advance(positions, velocities, wants)
+        stalled = self.stalled(now, np.where(np.isfinite(distance), distance, -made_good),
+                               wants)
         velocities = np.array(velocities, dtype=np.float64, copy=True)
         parked = np.zeros(len(wants), dtype=bool) if parked is None else parked & ~wants
         if parked.any():
