@@ -242,8 +242,10 @@ PARAMETERS = _bounded((
           "responsibility. Empty: no scans."),
     Param("scan_mount", [0.0, 0.0, 0.0], "[x, y, yaw] of the laser on each robot (its "
           "frame in the robot's base frame).", type_hint=DOUBLES),
-    Param("scan_agent_margin", 0.15, "Metres around every agent placed from odometry (the "
-          "scanning robot included) whose scan points are not tracked.", at_least=0.0),
+    Param("scan_agent_margin", 0.15, "Metres around every other agent placed from odometry "
+          "whose scan points are not tracked (the scanning robot's own points are dropped "
+          "within its radius only: someone pressed against it stays tracked).",
+          at_least=0.0),
     Param("scan_static_margin", 0.15, "Metres around the static obstacles' and the map's "
           "edges whose scan points are not tracked.", at_least=0.0),
     Param("cluster_gap", 0.15, "Metres between neighbouring scan points that start a new "
@@ -261,8 +263,9 @@ PARAMETERS = _bounded((
     Param("track_still_speed", 0.1, "Tracks slower than this (m/s) are avoided as standing "
           "obstacles.", at_least=0.0),
     Param("brake_time", 0.3, "Seconds: a robot whose ORCA command would touch a tracked "
-          "disc within this time while standing would not is sent zero (passive safety: a "
-          "robot may be run into, never run into someone). 0: off.", at_least=0.0),
+          "disc within this time is sent zero (passive safety: a robot may be run into, "
+          "never run into someone; at rest even when standing is touched sooner). 0: off.",
+          at_least=0.0),
     Param("tracks_topic", "~/tracks", "planning_collision_interfaces/TrackArray: this node's "
           "tracks each step, with scan_topic or external_tracks_topic set (empty: not "
           "published)."),

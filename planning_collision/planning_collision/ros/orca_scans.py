@@ -40,10 +40,10 @@ from planning_collision.tracking import (
     TrackerSettings,
     Tracks,
     cluster_scan,
-    drop_near,
+    drop_known,
     scan_to_points,
 )
-from planning_collision.tracking.brake import must_stop
+from planning_collision.tracking.brake import must_stop, touched
 from planning_collision.tracking.scan_points import cloud_to_points
 from planning_collision.tracking.tracker import discs_of
 from planning_collision_interfaces.msg import Track, TrackArray
@@ -91,6 +91,8 @@ class SensedObjects:
         self.scans = 0
         self.clouds = 0
         self.stops = 0  # commands the passive-safety stop replaced by zero
+        # Whose latest scan saw someone on or in the robot (tracking/brake.py: touched).
+        self._touched = np.zeros(fleet.controlled, dtype=bool)
         names, k = fleet.names, fleet.controlled
         if p.scan_topic:
             for i, name in enumerate(names[:k]):
@@ -136,6 +138,7 @@ class SensedObjects:
             scan = scan_to_points(np.asarray(msg.ranges, dtype=np.float64), msg.angle_min,
                                   msg.angle_increment, msg.range_min, msg.range_max, pose,
                                   self.mount)
+            on_robot = touched(msg.ranges, scan.points, pose, fleet.radius[i])
             clusters = self._clusters(i, t, pose, scan, msg.angle_increment)
         except Exception as exc:  # a malformed scan must not stop the others
             self.warn(f"scan/{name}", f"{name}: scan dropped: {exc}")
@@ -143,15 +146,19 @@ class SensedObjects:
         with self._lock:
             self.tracker.update(t, clusters)
             self.scans += 1
+            if i < self._touched.size:
+                self._touched[i] = on_robot
 
     def _clusters(self, i: int, t: float, pose, scan, increment: float):
         """Robot ``i``'s points (a scan's or a cloud's, placed with its ``pose`` at ``t``)
         without the known agents and the static world, clustered."""
         fleet = self.fleet
-        known = [(j, fleet.pose_at(j, t)) for j in range(len(fleet.names))]
+        known = [(j, pose if j == i else fleet.pose_at(j, t))
+                 for j in range(len(fleet.names))]
         known = [(j, q) for j, q in known if q is not None]
-        scan = drop_near(scan, [q[:2] for _, q in known],
-                         [fleet.radius[j] for j, _ in known], self.p.scan_agent_margin)
+        scan = drop_known(scan, [j for j, _ in known].index(i),
+                          [q[:2] for _, q in known], [fleet.radius[j] for j, _ in known],
+                          self.p.scan_agent_margin)
         mask = self._static_mask()
         if mask is not None:
             scan = mask.drop(scan)
@@ -213,17 +220,22 @@ class SensedObjects:
 
     def brake(self, step, commands: np.ndarray, discs: Discs) -> np.ndarray:
         """``commands`` (body frame, the controlled robots) with zero for every robot whose
-        command would drive it into a disc within brake_time while standing would not
-        (:func:`~planning_collision.tracking.brake.must_stop`)."""
+        command would drive it into a disc within brake_time, even when standing would be
+        touched sooner (:func:`~planning_collision.tracking.brake.must_stop`), and for every
+        robot whose latest scan saw someone on or in it (``touched``)."""
         fleet, k = self.fleet, self.fleet.controlled
-        if self.p.brake_time <= 0.0 or not discs.count:
+        if self.p.brake_time <= 0.0:
             return commands
-        headings = step.headings[:k]
-        c, s = np.cos(headings), np.sin(headings)
-        ahead = np.column_stack((c * commands[:, 0] - s * commands[:, 1],
-                                 s * commands[:, 0] + c * commands[:, 1]))
-        stop = must_stop(step.positions[:k], ahead, fleet.radius[:k], discs,
-                         self.p.brake_time) & step.active
+        with self._lock:
+            stop = self._touched[:k].copy()  # someone on or in the robot: it stands
+        if discs is not None and discs.count:
+            headings = step.headings[:k]
+            c, s = np.cos(headings), np.sin(headings)
+            ahead = np.column_stack((c * commands[:, 0] - s * commands[:, 1],
+                                     s * commands[:, 0] + c * commands[:, 1]))
+            stop |= must_stop(step.positions[:k], ahead, fleet.radius[:k], discs,
+                              self.p.brake_time)
+        stop &= step.active
         if stop.any():
             commands = commands.copy()
             commands[stop] = 0.0

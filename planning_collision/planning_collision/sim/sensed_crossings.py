@@ -37,10 +37,10 @@ from planning_collision.tracking import (
     Tracker,
     TrackerSettings,
     cluster_scan,
-    drop_near,
+    drop_known,
     scan_to_points,
 )
-from planning_collision.tracking.brake import must_stop
+from planning_collision.tracking.brake import must_stop, touched
 
 MOVING = 0.05  # m/s: a robot faster than this at a contact ran into someone
 HALF_LENGTH, HALF_WIDTH = 7.0, 4.0  # the hall
@@ -178,6 +178,7 @@ def run(scene: Scene, *, tracking: bool = True, seed: int = 0, rate_hz: float = 
     omegas = np.zeros(r)
     contacts, moving_contacts, min_gap = [], 0, np.inf
     touching = set()
+    blind = np.zeros(r, dtype=bool)  # the latest scan saw someone on or in the robot
     period = 1.0 / rate_hz
     next_scan = np.arange(r) * period / max(r, 1)  # the lasers' phases spread over a period
     t, arrived = 0.0, False
@@ -200,7 +201,8 @@ def run(scene: Scene, *, tracking: bool = True, seed: int = 0, rate_hz: float = 
             pose = fleet.pose_at(i, t)
             scan = scan_to_points(ranges, laser.angle_min, laser.angle_increment,
                                   laser.range_min, laser.range_max, pose)
-            scan = drop_near(scan, poses[:, :2], np.full(r, rr), margin=0.1)
+            blind[i] = touched(ranges, scan.points, pose, rr)
+            scan = drop_known(scan, i, poses[:, :2], np.full(r, rr), margin=0.1)
             if mask is not None:
                 scan = mask.drop(scan)
             tracker.update(t, cluster_scan(scan, laser.angle_increment))
@@ -213,6 +215,8 @@ def run(scene: Scene, *, tracking: bool = True, seed: int = 0, rate_hz: float = 
                              cmd[:, :1] * np.column_stack((np.cos(poses[:, 2]),
                                                            np.sin(poses[:, 2]))))
             cmd[must_stop(poses[:, :2], ahead, np.full(r, rr), discs, brake_time)] = 0.0
+        if brake_time > 0.0:
+            cmd[blind] = 0.0  # someone on or in the robot: it stands until they are gone
         for i in range(r):
             if scene.holonomic[i]:
                 velocities[i] = se2.rotate(cmd[i, 0], cmd[i, 1], poses[i, 2])

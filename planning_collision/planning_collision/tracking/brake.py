@@ -4,10 +4,19 @@ ORCA keeps robots off the tracked people as long as a safe velocity exists and t
 right; when a person steps out close by or changes course faster than the tracks follow, the
 velocity it chose can still touch them within a fraction of a second. :func:`must_stop` finds
 the robots whose commanded velocity would touch a disc within ``horizon`` seconds (everyone
-keeping their velocity) while standing still would touch it later or never: those are sent
-zero, so that a contact, if any, is someone walking into a standing robot, never the robot
-driving into them. A robot already touching a disc (a grown one: its uncertainty) may move
+keeping their velocity): those are sent zero, so that a contact, if any, is someone walking
+into a standing robot, never the robot driving into them. That holds also when standing would
+be touched sooner (someone faster catching up from behind): passive safety asks the robot to
+be at rest at a contact, not to run ahead of it (seed 43 of the sensed crossings was such a
+contact at 0.57 m/s). A robot already touching a disc (a grown one: its uncertainty) may move
 away from it, not towards it.
+
+Tracks cannot say when someone is pressed into the robot itself: their returns fall on the
+robot's own body, which is not tracked (:func:`~.scan_points.drop_known`), or closer to the
+laser than it measures (REP 117's ``-inf``), and they hide whoever walks behind them.
+:func:`touched` tells from a robot's latest scan that someone is there; such a robot stands
+until a scan shows it clear (seeds 531, 541 and 551 of the sensed crossings drove on, blind,
+into the next person).
 """
 
 from __future__ import annotations
@@ -42,7 +51,16 @@ def must_stop(positions, velocities, radii, discs, horizon: float) -> np.ndarray
         return np.zeros(r, dtype=bool)
     moving = contact_times(positions, velocities, radii, discs.positions, discs.velocities,
                            discs.radii)
-    standing = contact_times(positions, np.zeros((r, 2)), radii, discs.positions,
-                             discs.velocities, discs.radii)
-    soon = (moving <= horizon) & ((standing > moving) | (moving == 0.0))
-    return soon.any(axis=1)
+    return (moving <= horizon).any(axis=1)
+
+
+def touched(ranges, points, position, radius: float) -> bool:
+    """Whether a robot's scan sees someone on or in the robot: a beam reading too close to
+    measure (``-inf``, REP 117), or a return (``points``, (m, 2), global frame) within
+    ``radius`` of its ``position``. A laser does not see its own robot, so either is someone
+    else (a mount whose beams hit the robot's body must leave those beams out: ``angle_min``,
+    ``angle_max``, ``range_min``)."""
+    if np.isneginf(np.asarray(ranges, float)).any():
+        return True
+    d = np.asarray(points, float).reshape(-1, 2) - np.asarray(position, float)[:2]
+    return bool((d[:, 0] ** 2 + d[:, 1] ** 2 <= radius * radius).any())

@@ -4,8 +4,10 @@ frame, without what is already known.
 A scan is placed with the pose the sensor had at the scan's stamp (the caller looks it up:
 orca_node from the fleet controller's odometry and localization at that time). Points of the
 known static map (a grid of occupied cells, grown by a margin) and points on agents known from
-odometry, the scanning robot included, are dropped: only what nobody else reports is left to
-track.
+odometry are dropped: only what nobody else reports is left to track. The scanning robot's own
+body is dropped without a margin (:func:`drop_known`): a laser does not see into its own
+robot, so a return just outside it is someone pressed against the robot, who must stay
+tracked (the passive-safety stop needs them most then).
 """
 
 from __future__ import annotations
@@ -96,6 +98,18 @@ def drop_near(scan: ScanPoints, centres, radii, margin: float = 0.0) -> ScanPoin
     dx = scan.points[:, 0:1] - centres[:, 0]
     dy = scan.points[:, 1:2] - centres[:, 1]
     return keep(scan, ~(dx * dx + dy * dy <= reach * reach).any(axis=1))
+
+
+def drop_known(scan: ScanPoints, index: int, centres, radii, margin: float) -> ScanPoints:
+    """Without the points of the agents known from odometry (``centres`` (k, 2), ``radii``
+    (k,)): within ``radii + margin`` of every agent but the scanning one (``index``; the
+    margin absorbs their pose's error at the scan's stamp), within its bare radius of the
+    scanning robot itself (its own body)."""
+    centres = np.asarray(centres, dtype=np.float64).reshape(-1, 2)
+    radii = np.asarray(radii, dtype=np.float64).reshape(-1)
+    others = np.arange(centres.shape[0]) != index
+    scan = drop_near(scan, centres[~others], radii[~others])
+    return drop_near(scan, centres[others], radii[others], margin)
 
 
 class StaticMask:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scan_world import cast
 
-from planning_collision.tracking import StaticMask, drop_near, scan_to_points
+from planning_collision.tracking import StaticMask, drop_known, drop_near, scan_to_points
 
 
 def distance_to_discs(points, discs):
@@ -80,3 +80,32 @@ def test_mask_from_polygons_covers_their_edges_only():
     assert mask.occupied(on_edges).all()
     assert not mask.occupied([(1.0, 1.0), (2.3, 1.0), (-0.3, -0.3)]).any()
     assert StaticMask.from_polygons([]) is None
+
+
+def test_someone_pressed_against_the_scanning_robot_stays_seen():
+    # Robot 0 scans at the origin; robot 1 (known from odometry) stands at (0, 2); a person
+    # touches robot 0 from behind (0.05 m apart). Seed 43 of the sensed crossings: the person
+    # who overtook a robot vanished into its margin and was not braked for.
+    rr, pr = 0.3, 0.25
+    person = (-(rr + pr + 0.05), 0.0, pr)
+    discs = [person, (0.0, 2.0, rr)]
+    ranges, a0, inc = cast((0.0, 0.0), 0.0, 360, 8.0, discs)
+    scan = scan_to_points(ranges, a0, inc, 0.05, 8.0, (0.0, 0.0, 0.0))
+    on_person = distance_to_discs(scan.points, [person]) < 1e-9
+    assert on_person.sum() > 20
+    kept = drop_known(scan, 0, [(0.0, 0.0), (0.0, 2.0)], [rr, rr], margin=0.15)
+    assert distance_to_discs(kept.points, [person]).max() < 1e-9  # the other robot is gone
+    assert kept.points.shape[0] == on_person.sum()  # and every point of the person is kept
+    # Robot 1's own scan: the person stays too; robot 0's body (with its margin) goes.
+    ranges, a0, inc = cast((0.0, 2.0), 0.0, 360, 8.0, [person, (0.0, 0.0, rr)])
+    scan = scan_to_points(ranges, a0, inc, 0.05, 8.0, (0.0, 2.0, 0.0))
+    kept = drop_known(scan, 1, [(0.0, 0.0), (0.0, 2.0)], [rr, rr], margin=0.15)
+    assert np.hypot(*kept.points.T).min() > rr + 0.15
+    assert distance_to_discs(kept.points, [person]).max() < 1e-9 and kept.points.shape[0] > 5
+    # The scanning robot dropped with the margin too (the old rule) loses the person's
+    # nearest points, those the stop needs.
+    ranges, a0, inc = cast((0.0, 0.0), 0.0, 360, 8.0, discs)
+    scan = scan_to_points(ranges, a0, inc, 0.05, 8.0, (0.0, 0.0, 0.0))
+    old = drop_near(scan, [(0.0, 0.0), (0.0, 2.0)], [rr, rr], margin=0.15)
+    assert old.points.shape[0] < on_person.sum()
+    assert np.hypot(*old.points.T).min() > rr + 0.15

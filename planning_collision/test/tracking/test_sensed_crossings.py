@@ -24,3 +24,13 @@ def test_scenes_are_seeded_and_cover_every_kind():
     assert kinds == set(KINDS)
     robots = {len(random_run(seed).robot_speeds) for seed in range(30)}
     assert robots == {1, 2}
+
+
+@pytest.mark.parametrize("seed", [43, 541])
+def test_someone_pressed_against_a_robot_stays_tracked_and_braked_for(seed):
+    # Seed 43: a person overtaking a differential-drive robot came within its scan margin,
+    # vanished from the tracks, and the robot drove on into them (0.57 m/s at contact).
+    # Seed 541: a person walking through a standing robot blinded its laser (-inf beams,
+    # returns on its own body), hiding the two behind them, whom it then drove into.
+    seen = run(random_run(seed), seed=seed)
+    assert seen.moving_contacts == 0, seen.contacts
