@@ -638,8 +638,9 @@ class FleetController:
                preferred: _Preferred) -> _Preferred:
         """With a route map (:meth:`set_world`), goal mode heads for each robot's next
         waypoint around the map instead of straight at the goal (same speed); with passages,
-        one direction at a time through each passage too narrow for two (robots with a goal,
-        in either mode); robots stalled nose to nose yield by priority (fleet/progress.py).
+        one direction at a time through each passage too narrow for two (each robot's way by
+        its route in goal mode, by its preferred velocity in cmd_vel mode: fleet/travel.py);
+        robots stalled nose to nose yield by priority (fleet/progress.py).
         fleet/routes.py and fleet/passages.py (issue #22)."""
         velocities = preferred.velocities
         moving = active & (np.abs(velocities).max(axis=1) > 0.0)
@@ -647,30 +648,37 @@ class FleetController:
             return preferred
         velocities = velocities.copy()
         idx = np.flatnonzero(moving)
+        # cmd_vel mode: the navigation stack plans, the goals are its own (travel.py)
+        goals = self.goals if self.settings.preferred_velocity_source == GOAL else \
+            np.full_like(self.goals, np.nan)
         here = place.positions[idx]
         if self.routes is not None and self.settings.preferred_velocity_source == GOAL:
-            ahead = self.routes.waypoints(here, self.goals[idx])
+            ahead = self.routes.waypoints(here, goals[idx])
             heading = ahead.points - here
             length = np.hypot(heading[:, 0], heading[:, 1])
             ok = ahead.routed & (length > 1e-9)
             speed = np.hypot(velocities[idx, 0], velocities[idx, 1])
             velocities[idx[ok]] = heading[ok] * (speed[ok] / length[ok])[:, None]
         if self.passages is not None:
-            goal_known = np.isfinite(self.goals[idx]).all(axis=1)
-            told = self.passages.coordinate(here, self.goals[idx], velocities[idx], goal_known,
-                                            ids=idx)
+            # users by route, or without a goal (cmd_vel) by preferred velocity (travel.py)
+            told = self.passages.coordinate(here, goals[idx], velocities[idx],
+                                            np.ones(idx.size, dtype=bool), ids=idx)
             velocities[idx] = told.velocities
         if self.progress is not None:
             wants = moving & (np.abs(velocities).max(axis=1) > 0.0)
             distance = np.where(np.isfinite(preferred.distance_to_goal),
                                 preferred.distance_to_goal, np.inf)
             if self.routes is not None:
-                for i in np.flatnonzero(wants & np.isfinite(self.goals).all(axis=1)):
-                    distance[i] = self.routes.route_length(place.positions[i], self.goals[i])
-            parked = active & ~moving & np.isfinite(self.goals).all(axis=1)  # at its goal
+                for i in np.flatnonzero(wants & np.isfinite(goals).all(axis=1)):
+                    distance[i] = self.routes.route_length(place.positions[i], goals[i])
+            parked = active & ~moving & np.isfinite(goals).all(axis=1)  # at its goal
             velocities, _ = self.progress.resolve(now, place.positions[:self.controlled],
                                                   velocities, distance, wants, parked)
-        return preferred._replace(velocities=velocities)
+        navigation = preferred.navigation  # cmd_vel: told otherwise, not the command itself
+        if navigation is not None:
+            navigation = navigation.copy()
+            navigation[(velocities != preferred.velocities).any(axis=1)] = np.nan
+        return preferred._replace(velocities=velocities, navigation=navigation)
 
     def set_world(self, routes=None, passages=None) -> None:
         """The route map and passages (fleet/routes.py, fleet/passages.py) built from the
@@ -807,7 +815,8 @@ class FleetController:
             chosen[unchanged] = preferred.velocities[unchanged]
             commands = self._body_commands(chosen, place.headings[:k], active)
             if preferred.navigation is not None:
-                commands[unchanged] = preferred.navigation[unchanged]
+                own = unchanged & np.isfinite(preferred.navigation).all(axis=1)
+                commands[own] = preferred.navigation[own]
         commands[~active] = 0.0
         return _Commands(self.bounded(commands), chosen, infeasible, agent_neighbors,
                          obstacle_lines)

@@ -45,6 +45,7 @@ import numba
 import numpy as np
 
 from .routes import _DI, _DJ, RouteMap, _dijkstra, descend, edt
+from .travel import PassageTravel
 
 
 @numba.njit(cache=True)
@@ -159,6 +160,7 @@ class PassageMap:
             rc = np.argwhere(core).mean(axis=0) + 0.5
             centre = tuple(float(v) for v in routes.to_world([rc])[0])
             self.passages.append(Passage(core, sides, distance, centre))
+        self.travel = [PassageTravel(q.core, q.sides, routes) for q in self.passages]
         self.forget()
 
     def forget(self) -> None:
@@ -191,8 +193,12 @@ class PassageMap:
                 d = passage.distance[r, c]
                 if not np.isfinite(d):
                     continue
-                through, exit_side = _route_through(routes.cost_to_go(goals[i]), r, c,
-                                                    passage.core, passage.sides, steps)
+                if np.isfinite(goals[i]).all():
+                    through, exit_side = _route_through(routes.cost_to_go(goals[i]), r, c,
+                                                        passage.core, passage.sides, steps)
+                else:  # no goal (cmd_vel mode): where its preferred velocity leads
+                    through, exit_side = True, self.travel[p].exit_side(positions[i],
+                                                                        velocities[i])
                 if through and exit_side >= 0:
                     users.append(i)
                     exits.append(exit_side)
