@@ -91,6 +91,16 @@ class ManagedNode(LifecycleNode):
             raise ParameterError(self.configure_error or "configure failed")
         self.trigger_activate()
 
+    def destroy_node(self) -> None:
+        """Destroy the node, and with it its lifecycle state machine. rclpy's LifecycleNode
+        (Jazzy, Kilted) leaves the state machine alive, and the state machine holds the rcl
+        node: the DDS participant then kept announcing the node, its lifecycle services
+        included, for as long as the Python object lived (issue #21: the in-process nodes of
+        earlier tests, kept referenced, answered a later /orca_node's graph queries, and a
+        lifecycle manager's configure went to one of them and was lost)."""
+        super().destroy_node()
+        self._state_machine.destroy_when_not_in_use()
+
     def _entities(self) -> set:
         return {*self.subscriptions, *self.publishers, *self.timers, *self.services}
 
