@@ -168,6 +168,7 @@ JAZZY_TESTS := \
 	planning_collision/test/ros/test_fleet_sim.py::test_holonomic_robot_moves_forward_in_its_odometry_frame \
 	planning_collision/test/ros/test_map_publisher.py::test_a_late_subscriber_gets_the_latched_map_and_obstacles \
 	planning_collision/test/ros/test_lifecycle.py::test_collision_server_configure_activate_deactivate_cleanup \
+	planning_collision/test/ros/test_lifecycle_teardown.py \
 	planning_collision/test/ros/test_node_executor.py
 # The colcon build (another minute of C++) is left to `make colcon-jazzy`.
 JAZZY_DESELECT := -k "not test_colcon_builds_both_packages_and_they_import_from_install"
