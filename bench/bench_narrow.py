@@ -45,6 +45,7 @@ Usage: .venv/bin/python bench/bench_narrow.py [--quick] [--seeds 100] [--familie
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import math
 import multiprocessing
@@ -391,6 +392,29 @@ def source_version() -> str:
     return f"commit {commit}" + (" with uncommitted changes" if dirty else "")
 
 
+def read_runs(path: Path) -> list[Outcome]:
+    """The outcomes of a runs CSV (what :func:`main` writes)."""
+    types = {fld.name: fld.type for fld in fields(Outcome)}
+    parse = {"int": int, "float": float, "str": str, "bool": lambda v: v == "True"}
+    with open(path, newline="") as f:
+        return [Outcome(**{k: parse[types[k]](v) for k, v in row.items()})
+                for row in csv.DictReader(f)]
+
+
+def summarize_csv(path: Path) -> int:
+    """Print the table of a runs CSV, baselines from seed 0's scenes; status 1 when one of
+    our rows misses a target."""
+    from planning_collision.sim.scenes import make_scene
+
+    outcomes = read_runs(path)
+    pref_speed = orca_settings(0.05).pref_speed
+    baselines = {(o.family, o.robots): one_at_a_time(make_scene(o.family, o.robots, 0),
+                                                      pref_speed) for o in outcomes}
+    rows = summarize(outcomes, baselines)
+    print(table(rows))
+    return 1 if any(r["controller"] == OURS and targets_missed(r) for r in rows) else 0
+
+
 def main() -> int:
     from planning_collision.sim.scenes import FAMILIES, make_scene
 
@@ -405,7 +429,12 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
                         help="worker processes (default: one per usable core)")
     parser.add_argument("--output", type=Path, default=OUTPUT)
+    parser.add_argument("--summarize", type=Path, metavar="CSV",
+                        help="only print the table of a runs CSV (also one a run stopped "
+                             "early wrote: each run is written as it finishes)")
     args = parser.parse_args()
+    if args.summarize:
+        return summarize_csv(args.summarize)
     if args.quick:
         args.seeds, args.sizes, args.circle_sizes = 2, [4], [8]
     controllers = [OURS] + ([] if args.no_navground else [NAVGROUND])
@@ -424,15 +453,22 @@ def main() -> int:
     baselines = {(f, n): one_at_a_time(make_scene(f, n, 0), pref_speed) for f, n in configs}
     print(f"{len(tasks)} runs", file=sys.stderr, flush=True)
     outcomes: list[Outcome] = []
-    if args.jobs > 1:
-        with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-            outcomes = pool.map(job, tasks, chunksize=4)
-    else:
-        for k, t in enumerate(tasks):
-            outcomes.append(job(t))
-            if (k + 1) % 50 == 0:
-                print(f"{k + 1}/{len(tasks)} runs, {time.perf_counter() - started:.0f} s",
-                      file=sys.stderr, flush=True)
+    args.output.mkdir(parents=True, exist_ok=True)
+    # each run is written as it finishes, so that a run stopped early leaves its rows
+    # (--summarize tables them)
+    with open(args.output / "narrow_runs.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow([fld.name for fld in fields(Outcome)])
+        with multiprocessing.get_context("spawn").Pool(args.jobs) if args.jobs > 1 \
+                else contextlib.nullcontext() as pool:
+            runs = pool.imap_unordered(job, tasks) if pool is not None else map(job, tasks)
+            for k, outcome in enumerate(runs):
+                outcomes.append(outcome)
+                writer.writerow([getattr(outcome, fld.name) for fld in fields(Outcome)])
+                f.flush()
+                if (k + 1) % 50 == 0:
+                    print(f"{k + 1}/{len(tasks)} runs, {time.perf_counter() - started:.0f} s",
+                          file=sys.stderr, flush=True)
     elapsed = time.perf_counter() - started
     rows = summarize(outcomes, baselines)
     text = table(rows)
@@ -440,15 +476,9 @@ def main() -> int:
         ".venv/bin/python bench/bench_narrow.py " + " ".join(sys.argv[1:])
     print(text)
     print(f"\n{len(tasks)} runs in {elapsed:.0f} s")
-    args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "narrow_table.txt").write_text(
         f"{header}\n\nCommand: `{command}` at {source_version()} ({args.seeds} seeds per row, "
         f"{len(tasks)} runs in {elapsed:.0f} s)\n\n{text}\n")
-    with open(args.output / "narrow_runs.csv", "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow([fld.name for fld in fields(Outcome)])
-        for o in outcomes:
-            writer.writerow([getattr(o, fld.name) for fld in fields(Outcome)])
     plot(rows, args.output / "narrow.png")
     missed = [(r["family"], r["robots"], targets_missed(r)) for r in rows
               if r["controller"] == OURS and targets_missed(r)]
