@@ -46,6 +46,7 @@ import numpy as np
 
 from .routes import _DI, _DJ, RouteMap, _dijkstra, descend, edt
 from .travel import PassageTravel
+from .zones import cells_inside
 
 
 @numba.njit(cache=True)
@@ -128,7 +129,8 @@ class PassageMap:
     """The passages of a :class:`RouteMap`'s grid (see the module docstring)."""
 
     def __init__(self, routes: RouteMap, *, zone: float = 1.5, hold: float = 1.0,
-                 back_off_speed: float = 0.3, min_sides: int = 2, batch: int = 8):
+                 back_off_speed: float = 0.3, min_sides: int = 2,
+                 declared=(), batch: int = 8):
         self.routes = routes
         self.zone, self.hold, self.back_off_speed = float(zone), float(hold), back_off_speed
         if int(batch) < 1:
@@ -160,6 +162,8 @@ class PassageMap:
             rc = np.argwhere(core).mean(axis=0) + 0.5
             centre = tuple(float(v) for v in routes.to_world([rc])[0])
             self.passages.append(Passage(core, sides, distance, centre))
+        self.passages += [q for q in (declared_passage(routes, polygon, self.zone)
+                                      for polygon in declared) if q is not None]
         self.travel = [PassageTravel(q.core, q.sides, routes) for q in self.passages]
         self.forget()
 
@@ -255,15 +259,36 @@ class PassageMap:
         return held, admitted
 
 
+def declared_passage(routes: RouteMap, polygon, zone: float) -> Passage | None:
+    """A passage declared as a ``polygon`` (V, 2) in the global frame (fleet/zones.py): its
+    core the cells inside it where the robot fits, its zone and sides as for one found on the
+    map; None when no such cell lies inside it or nothing around it is free."""
+    res, shape = routes.resolution, routes.fits.shape
+    core = routes.fits & cells_inside(np.asarray(polygon, dtype=np.float64), shape,
+                                      routes.to_world)
+    if not core.any():
+        return None
+    distance = _dijkstra(np.argwhere(core).astype(np.int64), routes.fits, np.ones(shape),
+                         zone / res) * res
+    distance[distance > zone] = np.inf
+    sides, n_sides = _label(np.isfinite(distance) & ~core)
+    if n_sides < 1:
+        return None
+    rc = np.argwhere(core).mean(axis=0) + 0.5
+    return Passage(core, sides, distance, tuple(float(v) for v in routes.to_world([rc])[0]))
+
+
 def coordination_world(blocked, resolution: float, origin, radius: float, *,
                        passages: bool = True,
-                       zone: float = 1.5) -> tuple[RouteMap, PassageMap | None]:
+                       zone: float = 1.5,
+                       declared=()) -> tuple[RouteMap, PassageMap | None]:
     """The route map and (``passages``) the passage map of a grid's ``blocked`` cells for
     robots of ``radius`` (their radius with every margin), with the kernels a control step
     uses run once, so that a node builds them off its control thread and its first step with
-    them compiles nothing."""
+    them compiles nothing. ``declared``: polygons (global frame) of passages declared in
+    the parameters, coordinated besides those found (fleet/zones.py)."""
     routes = RouteMap(blocked, resolution, origin, radius=radius)
-    found = PassageMap(routes, zone=zone) if passages else None
+    found = PassageMap(routes, zone=zone, declared=declared) if passages else None
     here = routes.to_world([[0.5, 0.5]])
     routes.waypoints(here, here)
     if found is not None:

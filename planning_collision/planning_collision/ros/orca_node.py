@@ -166,6 +166,7 @@ class OrcaNode(ManagedNode):
     def _on_grid(self, grid) -> None:
         """A new map (on the obstacle worker's thread): routes and passages for it (#22)."""
         from planning_collision.fleet.passages import coordination_world
+        from planning_collision.fleet.zones import parse_zones
 
         p, fleet = self.params, self.fleet
         if fleet is None:
@@ -175,7 +176,8 @@ class OrcaNode(ManagedNode):
         radius = float(fleet.radius[:fleet.controlled].max()) + p.safety_margin + 0.05
         routes, passages = coordination_world(grid.blocked_mask(), grid.resolution,
                                               grid.origin, radius, passages=p.passages,
-                                              zone=p.passage_zone)
+                                              zone=p.passage_zone,
+                                              declared=parse_zones(p.passage_zones))
         fleet.set_world(routes if p.route_planning else None, passages)
         self.get_logger().info(
             f"routes for the map: {0 if passages is None else len(passages.passages)} "

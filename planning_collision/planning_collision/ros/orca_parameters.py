@@ -26,6 +26,7 @@ from planning_collision.fleet import (
     FleetSettings,
 )
 from planning_collision.fleet.controller import AGENT_BOUNDS, SETTING_BOUNDS
+from planning_collision.fleet.zones import parse_zones
 from planning_collision.sim.scenario import NAME_PATTERN
 
 from .lifecycle import AUTOSTART
@@ -216,6 +217,11 @@ PARAMETERS = _bounded((
           "found on the map, let one direction through at a time (robots with a goal)."),
     Param("passage_zone", 1.5, "Metres around a passage in which robots of the waiting "
           "direction stop (backing away from its mouth within 1 m).", above=0.0),
+    Param("passage_zones", [], "With passages: more passages, declared as polygons in "
+          "global_frame (as Open-RMF's mutex groups), each one string of at least three "
+          "vertices 'x1 y1, x2 y2, x3 y3, ...': robots go through each one direction at a "
+          "time, as through the passages found on the map (doc/narrow_spaces.md).",
+          type_hint=STRINGS),
     Param("map_subscribe_transient_local", True, "Map QoS: reliable + transient_local depth 1 "
           "(map_server's latched map); false: reliable + volatile (costmap-style topics)."),
     Param("map_simplify_tolerance", 0.05, "Metres a traced map boundary may depart from the "
@@ -347,6 +353,10 @@ def check_parameters(p) -> FleetSettings:
     if not p.cloud_min_z < p.cloud_max_z:
         raise ParameterError(f"cloud_min_z ({p.cloud_min_z:g}) must be below cloud_max_z "
                              f"({p.cloud_max_z:g})")
+    try:
+        parse_zones(p.passage_zones)
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
     return settings_of(p)
 
 
