@@ -68,13 +68,15 @@ def obstacle_floors(distance: np.ndarray, polygon: np.ndarray, clearance) -> np.
 
 
 def free_run(points: np.ndarray, directions: np.ndarray, obstacles: ObstacleTree,
-             floors: np.ndarray) -> np.ndarray:
-    """(N, V) how far each point may go straight along its unit direction before its distance
-    to each edge falls below that edge's floor (inf: never; 0: it is getting closer now).
-    The edge's floor region is a capsule: a band along the face and a disc at each end."""
-    a = obstacles.points
-    b = obstacles.points[obstacles.next_vertex]
-    edge = obstacles.directions  # unit, a -> b
+             floors: np.ndarray, edges: np.ndarray | None = None) -> np.ndarray:
+    """(N, E) how far each point may go straight along its unit direction before its distance
+    to each edge (``edges``, indices of the obstacles' edges; default all) falls below that
+    edge's floor (``floors`` (N, E); inf: never; 0: it is getting closer now). The edge's
+    floor region is a capsule: a band along the face and a disc at each end."""
+    edges = np.arange(obstacles.num_vertices) if edges is None else edges
+    a = obstacles.points[edges]
+    b = obstacles.points[obstacles.next_vertex[edges]]
+    edge = obstacles.directions[edges]  # unit, a -> b
     normal = np.column_stack([-edge[:, 1], edge[:, 0]])
     rel = points[:, None, :] - a[None, :, :]
     along = np.einsum("nvj,vj->nv", rel, edge)
@@ -111,8 +113,16 @@ def guarded_forward_speeds(positions, headings, speeds, obstacles: ObstacleTree 
     headings = np.asarray(headings, dtype=np.float64)
     clearance = np.broadcast_to(np.asarray(clearance, dtype=np.float64), speeds.shape)
     distance, _ = edge_distances(positions, obstacles)
-    floors = obstacle_floors(distance, obstacles.polygon, clearance)
-    sign = np.where(speeds < 0.0, -1.0, 1.0)
-    directions = sign[:, None] * np.column_stack([np.cos(headings), np.sin(headings)])
-    run = free_run(positions, directions, obstacles, floors).min(axis=1, initial=np.inf)
-    return sign * np.minimum(np.abs(speeds), run / time_horizon)
+    # Only an edge within clearance + the distance driven over the horizon can limit a robot.
+    near = distance < (clearance + np.abs(speeds) * time_horizon)[:, None] + GRAZE
+    rows = np.flatnonzero(near.any(axis=1))
+    if not rows.size:
+        return speeds
+    edges = np.flatnonzero(near[rows].any(axis=0))
+    floors = obstacle_floors(distance[rows], obstacles.polygon, clearance[rows])[:, edges]
+    sign = np.where(speeds[rows] < 0.0, -1.0, 1.0)
+    directions = sign[:, None] * np.column_stack([np.cos(headings[rows]),
+                                                  np.sin(headings[rows])])
+    run = free_run(positions[rows], directions, obstacles, floors, edges).min(axis=1)
+    speeds[rows] = sign * np.minimum(np.abs(speeds[rows]), run / time_horizon)
+    return speeds

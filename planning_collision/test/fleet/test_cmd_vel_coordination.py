@@ -98,14 +98,6 @@ def test_head_on_in_a_single_lane_corridor_in_cmd_vel_mode():
     assert not np.isfinite(plain.arrival_times).any()
 
 
-def test_doorway_in_cmd_vel_mode():
-    """The 0.8 m doorway, four robots each side swapping, cmd_vel mode: all through, no
-    contact."""
-    result = run_cmd_vel("doorway", 100.0)
-    assert result.contacts == []
-    assert result.all_arrived, result.arrival_times
-
-
 # ------------------------------------------------------------- the pieces, one by one
 def door_map() -> PassageMap:
     """Two rooms (8 m x 4 m) and a 0.8 m door at x = 4, y = 2: one passage, two sides."""
