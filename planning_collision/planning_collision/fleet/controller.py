@@ -987,7 +987,10 @@ def half_planes(result: orca.VelocityResult, rows: np.ndarray, row_of: np.ndarra
     commanded = np.flatnonzero(active)  # active agents are in the problem
     hard = result.num_obstacle_lines  # the obstacle lines come first
     lines = result.lines
-    per_row = np.diff(lines.offsets)[:rows.size]  # rows past them (discs) have no lines
+    # The problem's rows come first; the rows past them (tracked discs) may have lines of
+    # their own, which are nobody's to draw.
+    per_row = np.diff(lines.offsets)[:rows.size]
+    span = int(lines.offsets[rows.size])
     owner = np.repeat(np.arange(rows.size), per_row)
     position = np.arange(owner.size) - lines.offsets[owner]  # index within its row
     shown_rows = np.zeros(rows.size, dtype=bool)
@@ -1002,4 +1005,5 @@ def half_planes(result: orca.VelocityResult, rows: np.ndarray, row_of: np.ndarra
     for i in commanded.tolist():
         lo, hi = lines.offsets[row_of[i]], lines.offsets[row_of[i] + 1]
         per_agent[i] = (lines.points[lo:hi], lines.directions[lo:hi])
-    return StepLines(per_agent, offsets, lines.points[drawn], lines.directions[drawn])
+    return StepLines(per_agent, offsets, lines.points[:span][drawn],
+                     lines.directions[:span][drawn])
