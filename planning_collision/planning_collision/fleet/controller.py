@@ -665,20 +665,29 @@ class FleetController:
                                             np.ones(idx.size, dtype=bool), ids=idx)
             velocities[idx] = told.velocities
         if self.progress is not None:
-            wants = moving & (np.abs(velocities).max(axis=1) > 0.0)
-            distance = np.where(np.isfinite(preferred.distance_to_goal),
-                                preferred.distance_to_goal, np.inf)
-            if self.routes is not None:
-                for i in np.flatnonzero(wants & np.isfinite(goals).all(axis=1)):
-                    distance[i] = self.routes.route_length(place.positions[i], goals[i])
-            parked = active & ~moving & np.isfinite(goals).all(axis=1)  # at its goal
-            velocities, _ = self.progress.resolve(now, place.positions[:self.controlled],
-                                                  velocities, distance, wants, parked)
+            velocities = self._unstall(now, place, active & ~moving, goals, preferred,
+                                       velocities)
         navigation = preferred.navigation  # cmd_vel: told otherwise, not the command itself
         if navigation is not None:
             navigation = navigation.copy()
             navigation[(velocities != preferred.velocities).any(axis=1)] = np.nan
         return preferred._replace(velocities=velocities, navigation=navigation)
+
+    def _unstall(self, now: float, place: _Placement, standing: np.ndarray, goals,
+                 preferred: _Preferred, velocities: np.ndarray) -> np.ndarray:
+        """The preferred ``velocities`` with the stalled robots yielding and the parked ones
+        (``standing`` active robots with a goal) making room (fleet/progress.py); progress
+        by route to the goal where there is one, else along the preferred velocity."""
+        wants = np.abs(velocities).max(axis=1) > 0.0
+        distance = np.where(np.isfinite(preferred.distance_to_goal),
+                            preferred.distance_to_goal, np.inf)
+        if self.routes is not None:
+            for i in np.flatnonzero(wants & np.isfinite(goals).all(axis=1)):
+                distance[i] = self.routes.route_length(place.positions[i], goals[i])
+        parked = standing & np.isfinite(goals).all(axis=1)  # at its goal
+        velocities, _ = self.progress.resolve(now, place.positions[:self.controlled],
+                                              velocities, distance, wants, parked)
+        return velocities
 
     def set_world(self, routes=None, passages=None) -> None:
         """The route map and passages (fleet/routes.py, fleet/passages.py) built from the

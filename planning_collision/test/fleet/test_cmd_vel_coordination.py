@@ -16,15 +16,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from narrow_maps import RES, rooms, scene
 
 from planning_collision.fleet.controller import CMD_VEL, FleetSettings
 from planning_collision.fleet.passages import PassageMap
 from planning_collision.fleet.progress import ProgressMonitor
 from planning_collision.fleet.routes import RouteMap
 from planning_collision.sim.fleet_loop import run_scenario, world_routes
-
-from .test_narrow_spaces import scene
-from .test_routes_passages import RES, rooms
 
 SPEED = 0.5
 

@@ -10,13 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from narrow_maps import RES, rooms
 from shapely.geometry import Point, Polygon
 
 from planning_collision.fleet.passages import PassageMap, coordination_world
 from planning_collision.fleet.routes import RouteMap
 from planning_collision.fleet.zones import cells_inside, parse_zone, parse_zones
-
-from .test_routes_passages import RES, rooms
 
 # Two rooms joined by a 2 m door (room for two robots side by side: no passage on the map).
 WIDE = rooms(door=2.0)
@@ -101,16 +100,3 @@ def test_the_declared_door_serves_one_direction_at_a_time(mode):
     free = found.coordinate(positions, goals, velocities, np.ones(2, dtype=bool))
     assert not free.waiting.any() and np.array_equal(free.velocities, velocities)
 
-
-def test_orca_node_refuses_a_bad_zone_by_name():
-    """orca_node's check of its parameters at configure (no DDS: the parameter table's
-    defaults as the values): a bad zone is a ParameterError naming it; good ones pass."""
-    from types import SimpleNamespace
-
-    from planning_collision.ros.orca_parameters import PARAMETERS, check_parameters
-    from planning_collision.ros.parameters import ParameterError
-
-    values = {spec.name: spec.default for spec in PARAMETERS}
-    check_parameters(SimpleNamespace(**{**values, "passage_zones": [DOOR_ZONE]}))
-    with pytest.raises(ParameterError, match=r"passage_zones\[1\]: vertex 2 must be two"):
-        check_parameters(SimpleNamespace(**{**values, "passage_zones": [DOOR_ZONE, "0 0, 1"]}))

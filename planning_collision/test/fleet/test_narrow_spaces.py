@@ -8,17 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from narrow_maps import scene
 
 import planning_collision.fleet.controller as controller_module
 from planning_collision.grid import GridMap
 from planning_collision.sim.fleet_loop import run_scenario
-from planning_collision.sim.scenario import load_scenario, parse_scenario
-
-SCENARIOS = Path(controller_module.__file__).resolve().parents[2] / "config" / "scenarios"
-
-
-def scene(name: str):
-    return load_scenario(SCENARIOS / f"{name}.yaml")
+from planning_collision.sim.scenario import parse_scenario
 
 
 def test_differential_drives_touched_the_corridor_wall_without_the_heading_guard(monkeypatch):

@@ -7,27 +7,12 @@ import math
 
 import numpy as np
 import pytest
+from narrow_maps import RES, rooms
 from scipy.ndimage import distance_transform_edt
 
 from planning_collision.fleet.passages import PassageMap
 from planning_collision.fleet.progress import ProgressMonitor
 from planning_collision.fleet.routes import RouteMap, edt
-
-RES = 0.05
-
-
-def rooms(door: float = 0.8, wall: float = 0.2, size=(8.0, 4.0)) -> np.ndarray:
-    """Blocked cells (row = y) of two rooms split by a wall at x = size/2 with a door of
-    ``door`` metres centred at y = size/2 (0: no door)."""
-    w, h = (int(round(v / RES)) for v in size)
-    blocked = np.zeros((h, w), dtype=bool)
-    blocked[:2, :] = blocked[-2:, :] = blocked[:, :2] = blocked[:, -2:] = True
-    x0, x1 = int(round((size[0] - wall) / 2 / RES)), int(round((size[0] + wall) / 2 / RES))
-    blocked[:, x0:x1] = True
-    if door > 0.0:
-        y0, y1 = (int(round((size[1] / 2 + s * door / 2) / RES)) for s in (-1, 1))
-        blocked[y0:y1, x0:x1] = False
-    return blocked
 
 
 def test_edt_is_scipys_exact_distance_transform():

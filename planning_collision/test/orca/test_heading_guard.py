@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from shapely.geometry import LineString, Point, Polygon
 
@@ -160,7 +160,13 @@ def capsule_run(point, direction, a, b, floor, reach=20.0):
 @settings(max_examples=200, deadline=None)
 @given(st.floats(-3, 3), st.floats(-3, 3), st.floats(-math.pi, math.pi), st.floats(0.05, 0.6))
 def test_free_run_matches_shapely(x, y, angle, floor):
-    obstacles = orca.build_obstacles([np.array([[-1.0, -0.5], [1.0, -0.5], [0.3, 0.8]])])
+    """Per edge, where the ray from a point outside the obstacle first comes within the
+    edge's floor (shapely: the ray against the edge's buffer). A ray within PARALLEL of an
+    edge's direction counts as parallel to its face (by design), so shapely may see it enter
+    the band sooner."""
+    triangle = np.array([[-1.0, -0.5], [1.0, -0.5], [0.3, 0.8]])
+    assume(not Polygon(triangle).intersects(Point(x, y)))
+    obstacles = orca.build_obstacles([triangle])
     point = np.array([[x, y]])
     distance, _ = edge_distances(point, obstacles)
     floors = np.minimum(distance, floor)  # never deeper than the robot stands
@@ -169,6 +175,9 @@ def test_free_run_matches_shapely(x, y, angle, floor):
     for k in range(obstacles.num_vertices):
         a, b = obstacles.points[k], obstacles.points[obstacles.next_vertex[k]]
         expected = capsule_run(point[0], direction[0], a, b, floors[0, k] * (1 - 1e-9))
+        along = (b - a) / np.hypot(*(b - a))
+        if abs(along[0] * direction[0, 1] - along[1] * direction[0, 0]) <= PARALLEL:
+            continue
         if math.isinf(expected) or math.isinf(run[k]):
             # Only a graze (within the 256-gon's error) may tell them apart.
             passing = LineString([point[0], point[0] + 20 * direction[0]]).distance(

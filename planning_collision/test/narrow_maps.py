@@ -1,0 +1,34 @@
+"""Maps and scenes the narrow-space tests share (issue #22; test/fleet/): two rooms split by a
+wall with a door, as a blocked-cell grid, and the shipped narrow scenario files. A helper
+next to conftest.py (on sys.path), as warmup_probe.py is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import planning_collision.fleet.controller as controller_module
+from planning_collision.sim.scenario import load_scenario
+
+RES = 0.05
+SCENARIOS = Path(controller_module.__file__).resolve().parents[2] / "config" / "scenarios"
+
+
+def rooms(door: float = 0.8, wall: float = 0.2, size=(8.0, 4.0)) -> np.ndarray:
+    """Blocked cells (row = y) of two rooms split by a wall at x = size/2 with a door of
+    ``door`` metres centred at y = size/2 (0: no door)."""
+    w, h = (int(round(v / RES)) for v in size)
+    blocked = np.zeros((h, w), dtype=bool)
+    blocked[:2, :] = blocked[-2:, :] = blocked[:, :2] = blocked[:, -2:] = True
+    x0, x1 = int(round((size[0] - wall) / 2 / RES)), int(round((size[0] + wall) / 2 / RES))
+    blocked[:, x0:x1] = True
+    if door > 0.0:
+        y0, y1 = (int(round((size[1] / 2 + s * door / 2) / RES)) for s in (-1, 1))
+        blocked[y0:y1, x0:x1] = False
+    return blocked
+
+
+def scene(name: str):
+    """A shipped scenario (config/scenarios/<name>.yaml)."""
+    return load_scenario(SCENARIOS / f"{name}.yaml")
