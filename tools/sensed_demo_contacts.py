@@ -1,0 +1,104 @@
+"""The demo over DDS with its person seen only by the robots' lasers, with and without
+orca_node using the scans (issue #25): contacts, and whether the robot moved at each.
+
+    nice -n 19 .venv/bin/python tools/sensed_demo_contacts.py --output /tmp/sensed_demo
+
+Both runs use the shipped swap_room scenario with a laser on every robot (``robot_defaults``
+gets a ``scan:`` block) and person1 made ``odometry: false`` (fleet_sim publishes nothing of
+it), and the shipped demo_orca.yaml without ``observed: [person1]``: ``with scans`` sets
+``scan_topic: scan``, ``without`` leaves it empty, so orca_node knows nothing of the person.
+Each run is ``python -m planning_collision.demo`` (its own ROS_DOMAIN_ID, loopback only);
+the robot's speed at a contact is read from the run's trajectories (the step before it), and a
+contact counts against the robots when that speed is above ``MOVING`` (0.05 m/s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from planning_collision.resources import config_file
+from planning_collision.sim.sensed_crossings import MOVING
+
+LASER = "scan: {beams: 360, range_max: 8.0, rate_hz: 10.0, noise: 0.01}"
+
+
+def scenario_text() -> str:
+    """swap_room.yaml with lasers on the robots and a person who publishes nothing."""
+    text = config_file("scenarios/swap_room.yaml").read_text()
+    maps = config_file("maps/swap_room.yaml").parent
+    defaults = "robot_defaults: {radius: 0.25, max_speed: 0.6, drive: holonomic, orca: true}"
+    person = "radius: 0.3, max_speed: 0.4, orca: false}"
+    for needed in (defaults, person, "map: ../maps/"):
+        if needed not in text:
+            raise SystemExit(f"swap_room.yaml changed: {needed!r} not found")
+    return (text.replace("map: ../maps/", f"map: {maps}/")
+            .replace(defaults, defaults[:-1] + ", " + LASER + "}")
+            .replace(person, person[:-1] + ", odometry: false, scan: false}"))
+
+
+def orca_text(scans: bool) -> str:
+    """demo_orca.yaml without the person's odometry; with ``scans``, orca_node reads the
+    lasers."""
+    text = config_file("demo_orca.yaml").read_text()
+    if "    observed: [person1]\n" not in text or "    person1:\n" not in text:
+        raise SystemExit("demo_orca.yaml changed: person1 not found")
+    text = text[:text.index("    person1:\n")]
+    return text.replace("    observed: [person1]\n",
+                        f"    scan_topic: {'scan' if scans else chr(34) * 2}\n")
+
+
+def contacts(run_dir: Path) -> list[dict]:
+    """Every contact of a run, with the robot's speed the step before."""
+    with np.load(run_dir / "trajectories.npz") as run:
+        names = run["names"].tolist()
+        times, x, y = run["times"], run["x"], run["y"]
+        found = []
+        for when, robot, other in zip(run["contact_time"], run["contact_robot"],
+                                      run["contact_other"], strict=True):
+            i = names.index(str(robot))
+            k = int(np.clip(np.searchsorted(times, when), 2, times.size - 1))
+            dt = times[k - 1] - times[k - 2]
+            speed = float(np.hypot(x[k - 1, i] - x[k - 2, i], y[k - 1, i] - y[k - 2, i])
+                          / dt) if dt > 0 else float("nan")
+            found.append({"time": round(float(when), 2), "robot": str(robot),
+                          "other": str(other), "robot_speed": round(speed, 3),
+                          "moving": bool(speed > MOVING)})
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", type=Path, default=Path("output/sensed_demo"))
+    parser.add_argument("--only", choices=("with", "without"), default=None)
+    args = parser.parse_args()
+    args.output.mkdir(parents=True, exist_ok=True)
+    scenario = args.output / "swap_room_sensed.yaml"
+    scenario.write_text(scenario_text())
+    for mode in ("with", "without"):
+        if args.only and mode != args.only:
+            continue
+        params = args.output / f"orca_{mode}_scans.yaml"
+        params.write_text(orca_text(mode == "with"))
+        out = args.output / f"{mode}_scans"
+        result = subprocess.run(
+            [sys.executable, "-m", "planning_collision.demo", "--scenario", str(scenario),
+             "--orca-params", str(params), "--output", str(out)],
+            capture_output=True, text=True)
+        summary = [line for line in result.stdout.splitlines()
+                   if line.startswith(("outcome", "arrived", "collisions", "control rate"))]
+        found = contacts(out) if (out / "trajectories.npz").exists() else []
+        print(json.dumps({"mode": f"{mode} scans", "exit": result.returncode,
+                          "summary": summary, "contacts": len(found),
+                          "moving_contacts": sum(c["moving"] for c in found),
+                          "each": found}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
