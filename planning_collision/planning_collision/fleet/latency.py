@@ -105,10 +105,13 @@ def clip_growth(positions: np.ndarray, radii: np.ndarray, growth: np.ndarray,
     (e.g. tracked people), which the agents' growth stays out of as well.
 
     A margin is a planning allowance, not a body. Grown discs that overlap put ORCA in its
-    overlap case, whose hard separation asks the pair to part within one step, faster than
-    either can move; the program then fails and the robot's velocity is scaled down to zero:
-    a robot stood still while a person who avoids nobody walked into it (issue #24, a
-    starved controller's step lateness grew its disc past the person's). Clipped, the pair
+    overlap case, whose hard separation asked the pair to part within one step, faster than
+    either can move; the program then failed and the robot's velocity was scaled down to
+    zero: a robot stood still while a person who avoids nobody walked into it (issue #24, a
+    starved controller's step lateness grew its disc past the person's). ORCA now asks at
+    most the max speed of an overlapped agent (``orca_lines.separation_line``), but a margin
+    that makes a pair overlap would still send the robot fleeing at full speed from a
+    person it is not touching. Clipped, the pair
     is just touching in the model: ORCA lets neither approach the other, and the robot moves
     away as fast as the person approaches."""
     n = len(growth)

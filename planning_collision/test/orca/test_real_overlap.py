@@ -93,6 +93,6 @@ def test_an_overlapped_robot_against_a_wall_does_not_drive_into_it():
     prefs = velocities.copy()
     result = _step(positions, velocities, prefs, obstacles=wall)
     v = result.velocities[0]
-    assert v[0] <= 1e-9  # never towards the wall at x = -0.4 faster than allowed
-    # towards the wall at most as far as the 0.1 m gap allows within the obstacle horizon
+    assert v[0] <= 1e-9  # not towards the person (at +x)
+    # towards the wall (0.1 m behind) at most gap / time_horizon_obst, RVO2's obstacle rule
     assert v[0] >= -0.1 / 1.0 - 1e-9
