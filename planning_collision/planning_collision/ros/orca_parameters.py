@@ -237,10 +237,10 @@ PARAMETERS = _bounded((
     Param("publish_orca_lines", False, "Fill each agent's orca_line_points / "
           "orca_line_directions in ~/status (velocity space, permitted side on the left).",
           dynamic=True),
-    Param("raw_messages", True, "Receive odometry and commands, and send commands and "
-          "markers, as serialized CDR bytes (much cheaper with many robots). Used only when a "
-          "start-up check against the RMW's serializer passes; false: always Python message "
-          "objects."),
+    Param("raw_messages", True, "Receive odometry and commands, and send commands, markers "
+          "and status, as serialized CDR bytes (much cheaper with many robots). Used only "
+          "when a start-up check against the RMW's serializer passes; false: always Python "
+          "message objects."),
     # Seen only by sensors (issue #25; ros/orca_scans.py, tracking/).
     Param("scan_topic", "", "sensor_msgs/LaserScan topic inside each controlled agent's "
           "namespace (e.g. scan): what the lasers see that no odometry reports (people, "
