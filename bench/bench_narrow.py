@@ -40,6 +40,7 @@ to ``doc/bench/narrow_runs.csv`` and the plots to ``doc/bench/narrow.png``.
 
 Usage: .venv/bin/python bench/bench_narrow.py [--quick] [--seeds 100] [--families ...]
        [--sizes 2 4 8 16] [--circle-sizes 2 4 8 16 30] [--no-navground] [--jobs 1]
+       .venv/bin/python bench/bench_narrow.py --summarize doc/bench/narrow_runs.csv
 """
 
 from __future__ import annotations
@@ -442,6 +443,7 @@ def main() -> int:
     from planning_collision.orca import warmup
 
     header = machine_header()
+    version = source_version()  # what the runs measure: the tree as it is now
     print(header, flush=True)
     warmup()
     configs = [(f, n) for f in args.families
@@ -477,7 +479,7 @@ def main() -> int:
     print(text)
     print(f"\n{len(tasks)} runs in {elapsed:.0f} s")
     (args.output / "narrow_table.txt").write_text(
-        f"{header}\n\nCommand: `{command}` at {source_version()} ({args.seeds} seeds per row, "
+        f"{header}\n\nCommand: `{command}` at {version} ({args.seeds} seeds per row, "
         f"{len(tasks)} runs in {elapsed:.0f} s)\n\n{text}\n")
     plot(rows, args.output / "narrow.png")
     missed = [(r["family"], r["robots"], targets_missed(r)) for r in rows
