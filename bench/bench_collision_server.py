@@ -36,6 +36,7 @@ if "--publish-big-maps" not in sys.argv:
 
 import rclpy  # noqa: E402  (after the network rule is applied)
 from geometry_msgs.msg import Point, Pose, PoseStamped  # noqa: E402
+from maps import random_rect_map  # noqa: E402  (bench/maps.py)
 from nav_msgs.msg import OccupancyGrid  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
@@ -56,21 +57,6 @@ RES = 0.05
 MAX_REQUEST_SIZE = next(p.default for p in PARAMETERS if p.name == "max_request_size")
 SERVICES_TIMEOUT = 300.0  # seconds for the server to start (first run: kernel compilation)
 INPUTS_TIMEOUT = 60.0  # seconds for it to report the map and the obstacles
-
-
-def random_rect_map(rng, size: int, fill: float) -> np.ndarray:
-    """Random rectangles until ``fill`` of the cells are occupied. The occupied count is kept
-    as rectangles land (counting the whole map after each one took 6 minutes at 4000 x 4000,
-    longer than the big-map publisher is given to come up); the map is the same."""
-    data = np.zeros((size, size), dtype=np.int8)
-    occupied, wanted = 0, fill * size * size
-    while occupied < wanted:
-        w, h = rng.integers(5, 40, 2)
-        x, y = rng.integers(0, size - 40, 2)
-        block = data[y:y + h, x:x + w]
-        occupied += int(np.count_nonzero(block != 100))
-        block[...] = 100
-    return data
 
 
 def map_msg(data: np.ndarray) -> OccupancyGrid:

@@ -57,6 +57,7 @@ def measure() -> int:
     domain = processes.pick_domain_id()
     processes.apply_network_rule(domain)
     import rclpy
+    from maps import random_rect_map  # bench/maps.py
     from nav_msgs.msg import OccupancyGrid
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -66,11 +67,7 @@ def measure() -> int:
     from planning_collision_interfaces.srv import CheckLineOfSight, CheckLinesOfSight
 
     def grid(size: int, rng) -> OccupancyGrid:
-        data = np.zeros((size, size), dtype=np.int8)
-        while (data == 100).mean() < 0.2:
-            w, h = rng.integers(5, 40, 2)
-            x, y = rng.integers(0, size - 40, 2)
-            data[y:y + h, x:x + w] = 100
+        data = random_rect_map(rng, size, 0.2)
         msg = OccupancyGrid()
         msg.header.frame_id = "map"
         msg.info.resolution = RES
