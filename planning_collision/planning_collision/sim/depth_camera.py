@@ -29,7 +29,7 @@ import numpy as np
 
 from planning_collision.common.checks import finite_scalar
 
-from .laser import LaserSpec, StaticScene, true_ranges
+from .laser import LaserSpec, StaticScene, check_range_rate_noise, true_ranges
 
 
 @dataclass(frozen=True)
@@ -63,13 +63,7 @@ class CameraSpec:
         s(self, "elevation_min", lo)
         s(self, "elevation_max", hi)
         s(self, "height", finite_scalar(self.height, "height", at_least=0.0))
-        s(self, "range_max", finite_scalar(self.range_max, "range_max", above=0.0))
-        s(self, "range_min", finite_scalar(self.range_min, "range_min", at_least=0.0))
-        if self.range_min >= self.range_max:
-            raise ValueError(f"range_min ({self.range_min:g}) must be below range_max "
-                             f"({self.range_max:g})")
-        s(self, "rate_hz", finite_scalar(self.rate_hz, "rate_hz", above=0.0))
-        s(self, "noise", finite_scalar(self.noise, "noise", at_least=0.0))
+        check_range_rate_noise(self)
         # the columns' laser checks the offset (and names its fields)
         s(self, "offset", self.columns().offset)
 

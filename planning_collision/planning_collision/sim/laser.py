@@ -40,6 +40,19 @@ from planning_collision.grid import GridMap, occupied_polygons
 FULL_TURN_START = -math.pi
 
 
+def check_range_rate_noise(spec) -> None:
+    """Check and store a sensor spec's ``range_min`` < ``range_max``, ``rate_hz`` and ``noise``
+    (a frozen dataclass: the laser's and the depth camera's)."""
+    s = object.__setattr__
+    s(spec, "range_max", finite_scalar(spec.range_max, "range_max", above=0.0))
+    s(spec, "range_min", finite_scalar(spec.range_min, "range_min", at_least=0.0))
+    if spec.range_min >= spec.range_max:
+        raise ValueError(f"range_min ({spec.range_min:g}) must be below range_max "
+                         f"({spec.range_max:g})")
+    s(spec, "rate_hz", finite_scalar(spec.rate_hz, "rate_hz", above=0.0))
+    s(spec, "noise", finite_scalar(spec.noise, "noise", at_least=0.0))
+
+
 @dataclass(frozen=True)
 class LaserSpec:
     """What a simulated laser measures and how often (every field checked on construction).
@@ -62,13 +75,7 @@ class LaserSpec:
         s = object.__setattr__
         s(self, "beams", int(finite_scalar(self.beams, "beams", at_least=1, at_most=100_000,
                                            integer=True)))
-        s(self, "range_max", finite_scalar(self.range_max, "range_max", above=0.0))
-        s(self, "range_min", finite_scalar(self.range_min, "range_min", at_least=0.0))
-        if self.range_min >= self.range_max:
-            raise ValueError(f"range_min ({self.range_min:g}) must be below range_max "
-                             f"({self.range_max:g})")
-        s(self, "rate_hz", finite_scalar(self.rate_hz, "rate_hz", above=0.0))
-        s(self, "noise", finite_scalar(self.noise, "noise", at_least=0.0))
+        check_range_rate_noise(self)
         if (self.angle_min is None) != (self.angle_max is None):
             raise ValueError("give both angle_min and angle_max, or neither (a full turn)")
         if self.angle_min is None:
