@@ -125,10 +125,8 @@ class SensedObjects:
         fleet, name = self.fleet, self.fleet.names[i]
         if msg.header.frame_id == "" or not len(msg.ranges):
             return
-        t = sample_time(seconds(msg.header.stamp), self.node._now())
-        pose = fleet.pose_at(i, t)
+        t, pose = self._placed(i, msg, "scan")
         if pose is None:
-            self.warn(f"scan/{name}", f"{name}: scan dropped: no pose of the robot at its stamp")
             return
         if not (msg.angle_increment != 0.0 and math.isfinite(msg.angle_increment)
                 and math.isfinite(msg.angle_min) and msg.range_max > 0.0):
@@ -148,6 +146,17 @@ class SensedObjects:
             self.scans += 1
             if i < self._touched.size:
                 self._touched[i] = on_robot
+
+    def _placed(self, i: int, msg, kind: str):
+        """(t, pose): the sample time of robot ``i``'s scan or cloud ``msg`` and the robot's
+        pose then; pose None (warned once per robot and kind) when it is not known."""
+        t = sample_time(seconds(msg.header.stamp), self.node._now())
+        pose = self.fleet.pose_at(i, t)
+        if pose is None:
+            name = self.fleet.names[i]
+            self.warn(f"{kind}/{name}", f"{name}: {kind} dropped: no pose of the robot at its "
+                      f"stamp")
+        return t, pose
 
     def _clusters(self, i: int, t: float, pose, scan, increment: float):
         """Robot ``i``'s points (a scan's or a cloud's, placed with its ``pose`` at ``t``)
@@ -169,11 +178,8 @@ class SensedObjects:
         name = self.fleet.names[i]
         if msg.header.frame_id == "" or not msg.width * msg.height:
             return
-        t = sample_time(seconds(msg.header.stamp), self.node._now())
-        pose = self.fleet.pose_at(i, t)
+        t, pose = self._placed(i, msg, "cloud")
         if pose is None:
-            self.warn(f"cloud/{name}", f"{name}: cloud dropped: no pose of the robot at its "
-                      f"stamp")
             return
         try:
             scan, increment = cloud_to_points(cloud_points(msg), pose, self.p.cloud_min_z,
