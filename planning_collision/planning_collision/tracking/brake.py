@@ -9,7 +9,12 @@ into a standing robot, never the robot driving into them. That holds also when s
 be touched sooner (someone faster catching up from behind): passive safety asks the robot to
 be at rest at a contact, not to run ahead of it (seed 43 of the sensed crossings was such a
 contact at 0.57 m/s). A robot already touching a disc (a grown one: its uncertainty) may move
-away from it, not towards it.
+away from it, not towards it, and only faster than the disc may follow: the stop judges a
+tracked disc by its track's velocity estimate, also where ORCA's disc stands because that
+velocity is unsure, and asks the robot to part faster than the estimate's standard deviation
+(seed 808: a person overtaking a robot, whose track turned unsure one scan before the
+contact; against a standing disc the robot moved off at 0.87 m/s and the faster person ran
+into it).
 
 Tracks cannot say when someone is pressed into the robot itself: their returns fall on the
 robot's own body, which is not tracked (:func:`~.scan_points.drop_known`), or closer to the
@@ -24,9 +29,12 @@ from __future__ import annotations
 import numpy as np
 
 
-def contact_times(positions, velocities, radii, centres, disc_velocities, disc_radii):
+def contact_times(positions, velocities, radii, centres, disc_velocities, disc_radii,
+                  disc_sigmas=None):
     """(r, d) seconds until robot i and disc j touch with constant velocities (inf when
-    never); when they touch already, 0 while they close in and inf while they part."""
+    never); when they touch already, 0 while they close in and inf while they part, faster
+    than ``disc_sigmas`` (d,), the standard deviation of each disc's velocity (default 0):
+    an unsure velocity may be closing in faster than its estimate."""
     p = np.asarray(centres, float)[None, :, :] - np.asarray(positions, float)[:, None, :]
     w = np.asarray(disc_velocities, float)[None, :, :] - np.asarray(velocities, float)[:, None, :]
     reach = np.asarray(radii, float)[:, None] + np.asarray(disc_radii, float)[None, :]
@@ -39,7 +47,12 @@ def contact_times(positions, velocities, radii, centres, disc_velocities, disc_r
                      np.inf)
     t = np.where(t >= 0.0, t, np.inf)  # the contact lies in the past: they are parting
     # Touching already: 0 while they close in, inf while they part (leaving is allowed).
-    return np.where(c <= 0.0, np.where(b < 0.0, 0.0, np.inf), t)
+    # b / |p| is how fast they part; it must beat what the disc's unsure velocity may add.
+    sigma = (np.zeros(p.shape[1]) if disc_sigmas is None
+             else np.asarray(disc_sigmas, float))[None, :]
+    parting = b > sigma * np.sqrt((p * p).sum(axis=2))
+    parting |= (sigma <= 0.0) & (b >= 0.0)
+    return np.where(c <= 0.0, np.where(parting, np.inf, 0.0), t)
 
 
 def must_stop(positions, velocities, radii, discs, horizon: float) -> np.ndarray:
@@ -49,8 +62,8 @@ def must_stop(positions, velocities, radii, discs, horizon: float) -> np.ndarray
     r = positions.shape[0]
     if horizon <= 0.0 or not discs.count or not r:
         return np.zeros(r, dtype=bool)
-    moving = contact_times(positions, velocities, radii, discs.positions, discs.velocities,
-                           discs.radii)
+    moving = contact_times(positions, velocities, radii, discs.positions,
+                           discs.brake_velocities, discs.radii, discs.brake_sigmas)
     return (moving <= horizon).any(axis=1)
 
 

@@ -19,7 +19,11 @@ For ORCA (:meth:`Tracker.discs`): a track moving faster than ``still_speed`` (an
 twice its speed's standard deviation) is an agent with its velocity; a still one stands, and
 so does a tentative one (seen once: someone stepping out is avoided from the first scan).
 Either way its radius grows by two standard deviations of its position and by what its
-velocity's uncertainty covers in ``velocity_time`` seconds (at most ``max_growth``).
+velocity's uncertainty covers in ``velocity_time`` seconds (at most ``max_growth``). A disc
+standing for ORCA keeps its track's velocity estimate and spread for the passive-safety stop
+(:mod:`.brake`): seed 808 of the sensed crossings was a person overtaking a robot whose track
+turned unsure one scan before the contact; the stop saw a standing disc and let the robot
+move off, and the faster person ran into it.
 """
 
 from __future__ import annotations
@@ -88,24 +92,42 @@ class Tracks(NamedTuple):
 
 
 class Discs(NamedTuple):
-    """What ORCA avoids with full responsibility: discs with a velocity (global frame)."""
+    """What ORCA avoids with full responsibility: discs with a velocity (global frame).
+
+    ``estimates`` and ``speed_sigmas`` are for the passive-safety stop (:mod:`.brake`): a
+    track's velocity estimate and its standard deviation, kept where ORCA's disc stands
+    because the velocity is unsure (None: ``velocities``, known exactly)."""
 
     positions: np.ndarray  # (d, 2)
     velocities: np.ndarray  # (d, 2)
     radii: np.ndarray  # (d,)
+    estimates: np.ndarray | None = None  # (d, 2) the velocity estimate
+    speed_sigmas: np.ndarray | None = None  # (d,) its standard deviation (per axis)
 
     @property
     def count(self) -> int:
         return self.radii.shape[0]
+
+    @property
+    def brake_velocities(self) -> np.ndarray:
+        return self.velocities if self.estimates is None else self.estimates
+
+    @property
+    def brake_sigmas(self) -> np.ndarray:
+        return np.zeros(self.count) if self.speed_sigmas is None else self.speed_sigmas
 
     @staticmethod
     def empty() -> Discs:
         return Discs(np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0))
 
     def concatenate(self, other: Discs) -> Discs:
+        both = (self, other)
+        plain = all(d.estimates is None and d.speed_sigmas is None for d in both)
         return Discs(np.concatenate((self.positions, other.positions)),
                      np.concatenate((self.velocities, other.velocities)),
-                     np.concatenate((self.radii, other.radii)))
+                     np.concatenate((self.radii, other.radii)),
+                     None if plain else np.concatenate([d.brake_velocities for d in both]),
+                     None if plain else np.concatenate([d.brake_sigmas for d in both]))
 
 
 class Tracker:
@@ -248,4 +270,4 @@ def discs_of(tracks: Tracks, s: TrackerSettings) -> Discs:
     moving = (speed > s.still_speed) & (speed > 2.0 * vel_sigma)
     growth = np.minimum(2.0 * pos_sigma + vel_sigma * s.velocity_time, s.max_growth)
     return Discs(tracks.positions.copy(), np.where(moving[:, None], v, 0.0),
-                 tracks.radii + growth)
+                 tracks.radii + growth, v.copy(), vel_sigma)

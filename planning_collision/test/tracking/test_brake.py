@@ -2,8 +2,9 @@
 
 import numpy as np
 
-from planning_collision.tracking import Discs
+from planning_collision.tracking import Discs, Tracker
 from planning_collision.tracking.brake import contact_times, must_stop, touched
+from planning_collision.tracking.clustering import Clusters
 
 
 def disc(x, y, vx=0.0, vy=0.0, r=0.3):
@@ -61,3 +62,46 @@ def test_someone_on_or_in_the_robot_is_told_from_its_scan():
     ranges[3] = -np.inf  # REP 117: something closer than range_min
     assert touched(ranges, far, (0.0, 0.0, 0.0), 0.3)
     assert not touched(np.full(8, np.inf), np.zeros((0, 2)), (1.0, 1.0, 0.0), 0.3)
+
+
+def test_a_robot_touching_an_unsure_disc_parts_only_faster_than_it_may_follow():
+    # Touching a standing disc whose velocity is unsure by 0.3 m/s: leaving at 0.6 m/s is
+    # allowed, creeping away at 0.2 m/s is not (the disc may follow faster).
+    unsure = disc(0.5, 0.0)._replace(estimates=np.zeros((1, 2)), speed_sigmas=np.array([0.3]))
+    assert not must_stop([[0.0, 0.0]], [[-0.6, 0.0]], [0.3], unsure, 0.3)[0]
+    assert must_stop([[0.0, 0.0]], [[-0.2, 0.0]], [0.3], unsure, 0.3)[0]
+    # The same with the disc known to stand (sigma 0, or no estimate at all): leaving is leaving.
+    assert not must_stop([[0.0, 0.0]], [[-0.2, 0.0]], [0.3], disc(0.5, 0.0), 0.3)[0]
+    sure = unsure._replace(speed_sigmas=np.zeros(1))
+    assert not must_stop([[0.0, 0.0]], [[-0.2, 0.0]], [0.3], sure, 0.3)[0]
+
+
+def test_a_disc_standing_for_orca_keeps_its_velocity_estimate_for_the_stop():
+    # ORCA's disc stands, but the stop judges the disc by the track's estimate: touching a
+    # disc that stands for ORCA but closes in at 1.2 m/s, moving off at 0.8 m/s is stopped.
+    closing = disc(-0.5, 0.0)._replace(estimates=np.array([[1.2, 0.0]]),
+                                       speed_sigmas=np.array([0.7]))
+    assert must_stop([[0.0, 0.0]], [[0.8, 0.0]], [0.3], closing, 0.3)[0]
+    assert not must_stop([[0.0, 0.0]], [[0.8, 0.0]], [0.3], closing._replace(
+        estimates=None, speed_sigmas=None), 0.3)[0]  # what the stop saw before (seed 808)
+
+
+def test_a_track_turned_unsure_while_overtaking_still_stops_the_robot():
+    # Seed 808 of the sensed crossings: a person (1.17 m/s) overtakes a robot (0.87 m/s)
+    # from behind; one scan before the contact the cluster's centre jumps past the manoeuvre
+    # gate, the track's speed falls below twice its spread and ORCA's disc stands. The robot
+    # touching that grown disc must not move off ahead of the faster person.
+    tracker = Tracker()
+    velocity, start = np.array([1.17, 0.0]), np.array([-3.0, 0.0])
+    rng = np.random.default_rng(0)
+    for k in range(15):
+        centre = start + velocity * 0.1 * k + rng.normal(0.0, 0.01, 2)
+        if k == 14:
+            centre += (-0.15, 0.2)  # the cluster's centre jumps (part of the person hidden)
+        tracker.update(0.1 * k, Clusters(centre[None], np.array([0.25]), np.array([20])))
+    discs = tracker.discs(1.4)
+    assert discs.count == 1 and not discs.velocities.any()  # ORCA: a standing disc
+    truth = start + velocity * 1.4
+    robot = truth + (0.6, 0.0)  # 0.05 m from the person, inside the grown disc
+    assert np.hypot(*(robot - discs.positions[0])) < 0.3 + discs.radii[0]
+    assert must_stop(robot[None], [[0.87, 0.0]], [0.3], discs, 0.3)[0]
