@@ -32,3 +32,19 @@ def rooms(door: float = 0.8, wall: float = 0.2, size=(8.0, 4.0)) -> np.ndarray:
 def scene(name: str):
     """A shipped scenario (config/scenarios/<name>.yaml)."""
     return load_scenario(SCENARIOS / f"{name}.yaml")
+
+
+def shipped_settings(time_step: float):
+    """FleetSettings from the shipped orca.yaml at ``time_step``, as bench/bench_narrow.py
+    runs them."""
+    from dataclasses import fields
+
+    import yaml
+
+    from planning_collision.fleet.controller import FleetSettings
+
+    params = yaml.safe_load((SCENARIOS.parent / "orca.yaml").read_text())
+    params = params["/**/orca_node"]["ros__parameters"]
+    names = {f.name for f in fields(FleetSettings)} - {"time_step"}
+    return FleetSettings(**{k: v for k, v in params.items() if k in names},
+                         time_step=time_step)

@@ -22,9 +22,14 @@ in an arm left the robot whose goal lies deeper in that arm, or one pushed into 
 room to pass (the runs that failed there ended so). So a stalled robot also asks the parked
 robots within ``near`` that stand ahead of it (in the half-plane its preferred velocity points
 into) to make room: each steps away from it, sideways to its way where it can, at
-``back_off_speed`` for ``yield_time`` seconds, then returns to its goal. Stalled robots ask in
-priority order; a parked robot serves the first that asks and is not asked again while it
-gives way. Deterministic from positions, routes and the agent order, as the rest.
+``back_off_speed`` for ``yield_time`` seconds, then stands there until that robot has passed
+it (or is ``2 * near`` away, or arrived, or ``hold_time`` ran out) and only then returns to
+its goal; the stalled robot does not yield to the robots making room for it. (Returning after
+``yield_time`` while the stalled robot, of lower priority, yielded to them as to any robot
+wanting to move sent all of them back and forth to the timeout: intersection of 8, seeds 33
+and 86.) Stalled robots ask in priority order; a parked robot serves the first that asks and
+is not asked again while it gives way. Deterministic from positions, routes and the agent
+order, as the rest.
 
 :class:`ProgressMonitor` keeps, per controlled agent, its best distance so far, when it last
 improved and until when it yields: a few arrays, updated once per control step.
@@ -39,8 +44,9 @@ class ProgressMonitor:
     """Progress and yielding of ``k`` controlled agents (see the module docstring)."""
 
     def __init__(self, k: int, *, stall_time: float = 8.0, min_progress: float = 0.2,
-                 yield_time: float = 3.0, near: float = 1.5, back_off_speed: float = 0.3):
-        self.stall_time, self.min_progress = stall_time, min_progress
+                 yield_time: float = 3.0, near: float = 1.5, back_off_speed: float = 0.3,
+                 hold_time: float = 20.0):
+        self.stall_time, self.min_progress, self.hold_time = stall_time, min_progress, hold_time
         self.yield_time, self.near, self.back_off_speed = yield_time, near, back_off_speed
         self.best = np.full(k, np.inf)  # the smallest distance to the goal so far
         self.since = np.full(k, np.nan)  # when it last improved by min_progress (NaN: idle)
@@ -48,6 +54,9 @@ class ProgressMonitor:
         self.yield_direction = np.zeros((k, 2))
         self.made_good = np.zeros(k)  # metres along the preferred velocity so far
         self._last = None  # the positions at the previous step
+        self.host = np.full(k, -1)  # the stalled robot a parked one makes room for (-1: none)
+        self.host_way = np.zeros((k, 2))  # that robot's way when it asked
+        self.host_until = np.full(k, -np.inf)  # the latest it keeps the room open
 
     def advance(self, positions: np.ndarray, velocities: np.ndarray,
                 wants: np.ndarray) -> np.ndarray:
@@ -87,10 +96,13 @@ class ProgressMonitor:
                                wants)
         velocities = np.array(velocities, dtype=np.float64, copy=True)
         parked = np.zeros(len(wants), dtype=bool) if parked is None else parked & ~wants
+        hosting = self._keep_room(now, positions, wants)
+        stalled &= ~hosting
         if parked.any():
-            self._make_room(now, positions, velocities, stalled, parked)
+            self._make_room(now, positions, velocities, stalled, parked & ~hosting)
         for i in np.flatnonzero(stalled & (self.yield_until <= now)):
-            ahead = np.flatnonzero(wants[:i])  # higher priority, wanting to move
+            # higher priority, wanting to move, and not making room for this one
+            ahead = np.flatnonzero(wants[:i] & (self.host[:i] != i))
             if not ahead.size:
                 continue
             gaps = positions[ahead] - positions[i]
@@ -102,9 +114,28 @@ class ProgressMonitor:
             self.yield_until[i] = now + self.yield_time
             self.yield_direction[i] = away
             self.best[i] = np.inf  # its progress is measured afresh from here
-        yielding = (wants | parked) & (self.yield_until > now)
+        yielding = (wants | parked | hosting) & (self.yield_until > now)
         velocities[yielding] = self.yield_direction[yielding] * self.back_off_speed
-        return velocities, yielding
+        holding = hosting & ~yielding  # stepped aside: stands there until the way is clear
+        velocities[holding] = 0.0
+        return velocities, yielding | holding
+
+    def _keep_room(self, now: float, positions: np.ndarray, wants: np.ndarray) -> np.ndarray:
+        """Who still makes room (k,): a robot that stepped aside for a stalled one stands
+        aside until that robot has passed it (along the way it asked with), is no longer
+        within ``2 * near``, wants nothing any more (it arrived), or ``hold_time`` ran out;
+        then it drives back to its goal."""
+        hosting = self.host >= 0
+        for j in np.flatnonzero(hosting):
+            i = int(self.host[j])
+            gap = positions[j] - positions[i]
+            if (now >= self.host_until[j] or not wants[i] or gap @ self.host_way[j] <= 0.0
+                    or float(np.hypot(*gap)) > 2.0 * self.near):
+                self.host[j] = -1
+                hosting[j] = False
+                self.yield_until[j] = min(self.yield_until[j], now)
+        self.best[hosting] = np.inf  # its progress is measured afresh once it is released
+        return hosting
 
     def _make_room(self, now: float, positions: np.ndarray, velocities: np.ndarray,
                    stalled: np.ndarray, parked: np.ndarray) -> None:
@@ -128,4 +159,6 @@ class ProgressMonitor:
                 step = lateral + 0.5 * way
                 self.yield_until[j] = now + self.yield_time
                 self.yield_direction[j] = step / float(np.hypot(*step))
+                self.host[j], self.host_way[j] = i, way
+                self.host_until[j] = now + self.hold_time
                 free[j] = False
