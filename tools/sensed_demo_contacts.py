@@ -8,8 +8,9 @@ gets a ``scan:`` block) and person1 made ``odometry: false`` (fleet_sim publishe
 it), and the shipped demo_orca.yaml without ``observed: [person1]``: ``with scans`` sets
 ``scan_topic: scan``, ``without`` leaves it empty, so orca_node knows nothing of the person.
 Each run is ``python -m planning_collision.demo`` (its own ROS_DOMAIN_ID, loopback only);
-the robot's speed at a contact is read from the run's trajectories (the step before it), and a
-contact counts against the robots when that speed is above ``MOVING`` (0.05 m/s).
+both agents' speeds at a contact are read from the run's trajectories (the step into it), and a
+contact counts against the robots when an ORCA-driven one of the pair moved faster than
+``MOVING`` (0.05 m/s; sim/trajectory_contacts.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from planning_collision.resources import config_file
-from planning_collision.sim.sensed_crossings import MOVING
+from planning_collision.sim.trajectory_contacts import contacts_of
 
 LASER = "scan: {beams: 360, range_max: 8.0, rate_hz: 10.0, noise: 0.01}"
 
@@ -54,22 +55,14 @@ def orca_text(scans: bool) -> str:
 
 
 def contacts(run_dir: Path) -> list[dict]:
-    """Every contact of a run, with the robot's speed the step before."""
+    """Every contact of a run, with both agents' speeds over the step into it
+    (sim/trajectory_contacts.py: ``moving`` when an ORCA-driven one of the pair moved)."""
     with np.load(run_dir / "trajectories.npz") as run:
-        names = run["names"].tolist()
-        times, x, y = run["times"], run["x"], run["y"]
-        found = []
-        for when, robot, other in zip(run["contact_time"], run["contact_robot"],
-                                      run["contact_other"], strict=True):
-            i = names.index(str(robot))
-            k = int(np.clip(np.searchsorted(times, when), 2, times.size - 1))
-            dt = times[k - 1] - times[k - 2]
-            speed = float(np.hypot(x[k - 1, i] - x[k - 2, i], y[k - 1, i] - y[k - 2, i])
-                          / dt) if dt > 0 else float("nan")
-            found.append({"time": round(float(when), 2), "robot": str(robot),
-                          "other": str(other), "robot_speed": round(speed, 3),
-                          "moving": bool(speed > MOVING)})
-    return found
+        found = contacts_of(dict(run))
+    return [{"time": round(c.time, 2), "robot": c.robot, "other": c.other,
+             "robot_speed": round(c.robot_speed, 3),
+             "other_speed": None if np.isnan(c.other_speed) else round(c.other_speed, 3),
+             "moving": c.moving} for c in found]
 
 
 def main() -> int:
