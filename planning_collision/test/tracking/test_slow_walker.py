@@ -6,9 +6,10 @@ deviation (tracker.py: discs_of). With the default accel_noise (0.5), the consta
 filter's velocity deviation settles at about 0.23-0.29 m/s however long the track is seen
 (its process noise sets a floor: 0.29 m/s at one 10 Hz laser), so anyone slower than about
 0.6 m/s is avoided standing: here a 0.4 or 0.5 m/s walker in every scan after the first 1.5 s,
-a 0.6 m/s one in half of them (with accel_noise 0.2: 0.4 m/s in 92 %; with 0.1: none). In the demo's room the robots then cross in front of the person
-(to ORCA they stand still), the brake stops them in the person's path, and the person walks
-into them: the scanned demo's contacts (doc/sensors.md)."""
+a 0.6 m/s one in half of them (with accel_noise 0.2: 0.4 m/s in 92 %; with 0.1: none). In
+the demo's room the robots then cross in front of the person (to ORCA they stand still), the
+brake stops them in the person's path, and the person walks into them: part of the scanned
+demo's contacts (doc/sensors.md)."""
 
 from __future__ import annotations
 
