@@ -23,9 +23,7 @@ config/collision_server.yaml`` or ``python -m planning_collision.ros.collision_s
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import math
 import os
 import sys
@@ -74,6 +72,7 @@ from .conversions import (
     shape_from_msg,
     shape_is_empty,
 )
+from .cycle_collector import paused as collector_paused
 from .diagnostics import DiagnosticsPublisher, RequestCounter, node_label, server_status
 from .footprint_pose import FootprintPose
 from .guards import answers, check_frame, topic_callback
@@ -85,38 +84,8 @@ from .qos import RELIABLE, latched_or_volatile
 from .run import run_node
 
 #: Requests with at least this many poses convert their messages with Python's cycle
-#: collector paused (see :func:`cycle_collection_paused`).
+#: collector paused (see :mod:`.cycle_collector`).
 LARGE_REQUEST = 10_000
-_gc_lock = threading.Lock()
-_gc_pauses = [0, False]  # large requests converting now; whether the collector was enabled
-
-
-@contextlib.contextmanager
-def cycle_collection_paused(entries: int):
-    """Pause Python's cycle collector while a request of ``entries`` poses (at least
-    LARGE_REQUEST) turns messages into arrays and its answer into messages.
-
-    A 100,000-pose check_collision makes 200,000 Point messages; each growth of the live
-    objects by a quarter set off a full collection over all of them (the request's 300,000
-    Pose parts included), and a full collection holds the interpreter lock from start to
-    end: one-ray queries waited up to 2.4 s behind it (issue #20). Messages hold no
-    reference cycles, so reference counting frees them all; the collector resumes when the
-    last large request is converted."""
-    if entries < LARGE_REQUEST:
-        yield
-        return
-    with _gc_lock:
-        if _gc_pauses[0] == 0:
-            _gc_pauses[1] = gc.isenabled()
-            gc.disable()
-        _gc_pauses[0] += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pauses[0] -= 1
-            if _gc_pauses[0] == 0 and _gc_pauses[1]:
-                gc.enable()
 
 
 class CollisionServer(ManagedNode):
@@ -377,7 +346,7 @@ class CollisionServer(ManagedNode):
         self._size(len(request.poses), "poses")
         if math.isnan(request.max_distance):
             raise RequestError("max_distance is NaN")
-        with cycle_collection_paused(len(request.poses)):
+        with collector_paused(len(request.poses) >= LARGE_REQUEST):
             poses = poses_array(request.poses, "poses")
             world.check_poses(poses, footprint, "poses")
             hits = world.footprints(footprint, poses, "poses", request.max_distance
@@ -401,7 +370,7 @@ class CollisionServer(ManagedNode):
         mode = self._mode(request.mode)
         footprint = self._footprint(request)
         self._size(len(request.path.poses), "path.poses")
-        with cycle_collection_paused(len(request.path.poses)):
+        with collector_paused(len(request.path.poses) >= LARGE_REQUEST):
             poses = poses_array([ps.pose for ps in request.path.poses], "path.poses")
         world.check_poses(poses, footprint, "path.poses")
         result = world.path(footprint, poses, mode, request.max_lookahead_distance,

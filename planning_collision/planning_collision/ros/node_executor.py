@@ -37,6 +37,8 @@ from rclpy.executors import (
 )
 from rclpy.node import Node
 
+from .cycle_collector import paused as collector_paused
+
 #: How long the spinning thread waits for a worker when rclpy hands it a callback that is
 #: already queued.
 REQUEUE_WAIT = 0.005
@@ -130,6 +132,13 @@ class NodeExecutor(MultiThreadedExecutor):
             self._executor.submit(handler)
         for callback in self._executor.collect():
             callback.result()  # re-raise what the callback raised
+
+    def _take_service(self, srv):
+        """rclpy turns a request into Python messages here, before any callback sees it: with
+        Python's cycle collector paused, so that a 100,000-pose request sets off no full
+        collection while other queries wait for the interpreter (:mod:`.cycle_collector`)."""
+        with collector_paused():
+            return super()._take_service(srv)
 
     def stop_callbacks(self, timeout: float) -> bool:
         """Start no more callbacks: drop the queued ones, wait up to ``timeout`` seconds for

@@ -6,6 +6,7 @@ parts are held on purpose with events, so the tests are deterministic."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import textwrap
 import threading
@@ -14,6 +15,7 @@ import time
 import numpy as np
 import pytest
 import rclpy
+from geometry_msgs.msg import Pose
 from nav_msgs.msg import OccupancyGrid
 from rclpy.context import Context
 from rclpy.parameter import Parameter
@@ -26,7 +28,11 @@ from planning_collision.ros import collision_server as cs
 from planning_collision.ros.node_executor import NodeExecutor
 from planning_collision.ros.processes import RosProcess, node_command
 from planning_collision_interfaces.msg import ObstacleArray
-from planning_collision_interfaces.srv import CheckLineOfSight, CheckLinesOfSight
+from planning_collision_interfaces.srv import (
+    CheckCollision,
+    CheckLineOfSight,
+    CheckLinesOfSight,
+)
 
 
 @pytest.fixture
@@ -128,12 +134,6 @@ def test_a_large_check_collision_runs_no_full_cycle_collection(server):
     of the live objects by a quarter set off a full collection over all of them, holding the
     interpreter lock from start to end (one-ray queries waited up to 2.2 s over DDS). The
     handler now converts with the collector paused; it runs again afterwards."""
-    import gc
-
-    from geometry_msgs.msg import Pose
-
-    from planning_collision_interfaces.srv import CheckCollision
-
     node, client = server
     map_pub = client.node.create_publisher(OccupancyGrid, "/conc/map", LATCHED)
     map_pub.publish(map_msg(make_map_data()))
@@ -161,6 +161,37 @@ def test_a_large_check_collision_runs_no_full_cycle_collection(server):
         gc.callbacks.remove(record)
     assert response.success, response.message
     assert len(response.obstacle_points) == 100_000 and any(response.grid_collision)
+    assert full == []
+    assert gc.isenabled()
+
+
+def test_a_large_request_is_taken_with_no_full_cycle_collection(server):
+    """Issue #20: rclpy turns a request into Python messages before any callback sees it. For
+    100,000 poses that is 300,000 objects, and with the collector running each growth of the
+    live objects by a quarter set off a full collection over all of them, the interpreter
+    lock held from start to end (one-ray queries waited behind it). The executor takes
+    requests with the collector paused. The request here is refused (layers 0) as soon as it
+    is looked at, so its answer is small and the take is the only bulk conversion."""
+    node, client = server
+    request = CheckCollision.Request(poses=[Pose() for _ in range(100_000)], layers=0)
+    request.header.frame_id = "map"
+    client.wait_for_service(CheckCollision, "/conc/check_collision")
+    full = []
+
+    def record(phase, info):
+        if phase == "start" and info["generation"] == 2:
+            full.append(info)
+
+    gc.freeze()  # what lives now is old: a full collection then scans only the new objects
+    gc.collect()  # and with nothing left to scan, the next one comes as soon as it may
+    assert gc.isenabled()
+    gc.callbacks.append(record)
+    try:
+        reply = client.call(CheckCollision, "/conc/check_collision", request, timeout=120.0)
+    finally:
+        gc.callbacks.remove(record)
+    assert not reply.success and reply.error_code == reply.BAD_REQUEST, reply.message
+    assert "layers" in reply.message
     assert full == []
     assert gc.isenabled()
 
