@@ -49,6 +49,7 @@ from .ros.run import close_within
 from .ros.service_call import call_service
 from .sim.plots import HalfPlaneFrame, animate_halfplanes, plot_trajectories
 from .sim.scenario import Scenario, load_scenario
+from .sim.trajectory_contacts import contacts_of
 
 NODES = ("map_publisher", "collision_server", "fleet_sim", "orca_node")
 
@@ -391,6 +392,10 @@ class Demo:
             print("no trajectory file was written; no pictures")
             return
         trajectory = dict(np.load(trajectory_path))
+        for c in contacts_of(trajectory):  # who moved: passive safety (issue #25)
+            other = c.other if math.isnan(c.other_speed) else f"{c.other} ({c.other_speed:.2f} m/s)"
+            print(f"contact at t = {c.time:.2f} s: {c.robot} ({c.robot_speed:.2f} m/s) - {other}: "
+                  f"{'a robot drove into it' if c.moving else 'no robot was moving'}")
         grid = None
         if self.scenario.map is not None:
             grid = load_map_file(self.scenario.map).to_grid()
