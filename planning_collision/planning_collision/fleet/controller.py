@@ -662,7 +662,8 @@ class FleetController:
         if self.passages is not None:
             # users by route, or without a goal (cmd_vel) by preferred velocity (travel.py)
             told = self.passages.coordinate(here, goals[idx], velocities[idx],
-                                            np.ones(idx.size, dtype=bool), ids=idx)
+                                            np.ones(idx.size, dtype=bool), ids=idx,
+                                            keep_clear=goals[np.isfinite(goals).all(axis=1)])
             velocities[idx] = told.velocities
         if self.progress is not None:
             velocities = self._unstall(now, place, active & ~moving, goals, preferred,

@@ -44,6 +44,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from .holding import HoldingPlaces
 from .routes import _DI, _DJ, RouteMap, _dijkstra, descend, edt
 from .travel import PassageTravel
 from .zones import cells_inside
@@ -130,12 +131,13 @@ class PassageMap:
 
     def __init__(self, routes: RouteMap, *, zone: float = 1.5, hold: float = 1.0,
                  back_off_speed: float = 0.3, min_sides: int = 2,
-                 declared=(), batch: int = 8):
+                 declared=(), batch: int = 8, holding: bool = True):
         self.routes = routes
         self.zone, self.hold, self.back_off_speed = float(zone), float(hold), back_off_speed
         if int(batch) < 1:
             raise ValueError(f"batch must be at least 1, got {batch}")
         self.batch = int(batch)
+        self.arrived = 0.1  # metres: a waiter this near its holding place stands
         res = routes.resolution
         wide = 2.0 * routes.radius
         shape = routes.fits.shape
@@ -165,18 +167,26 @@ class PassageMap:
         self.passages += [q for q in (declared_passage(routes, polygon, self.zone)
                                       for polygon in declared) if q is not None]
         self.travel = [PassageTravel(q.core, q.sides, routes) for q in self.passages]
+        # where robots with a goal wait (fleet/holding.py): off the mouth and off the goals
+        self.places = [HoldingPlaces(routes, q.core, mouth=self.hold,
+                                     clear=2.0 * routes.radius + 0.1)
+                       for q in self.passages] if holding else None
         self.forget()
 
     def forget(self) -> None:
         """Forget the batches served so far (every passage free, no robot admitted)."""
         self._held = [-1] * len(self.passages)  # the side each passage serves (-1: none)
         self._admitted: list[set] = [set() for _ in self.passages]  # ids in the core so far
+        self._holds: list[dict] = [{} for _ in self.passages]  # id -> its holding place
 
-    def coordinate(self, positions, goals, velocities, moving, ids=None) -> Coordination:
+    def coordinate(self, positions, goals, velocities, moving, ids=None,
+                   keep_clear=None) -> Coordination:
         """The preferred ``velocities`` (N, 2) of robots at ``positions`` going to ``goals``
         after the one-direction rule; ``moving`` (N,): the robots that want to move (the
         others neither use nor hold a passage); ``ids`` (N,): each robot's lasting identity
-        (the agent index; default: the position in the arrays), which the batches count."""
+        (the agent index; default: the position in the arrays), which the batches count.
+        ``keep_clear`` (M, 2): points the holding places keep clear of, every robot's goal
+        (default: the finite ``goals`` given)."""
         positions = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
         velocities = np.array(velocities, dtype=np.float64).reshape(-1, 2)
         n = len(positions)
@@ -186,15 +196,22 @@ class PassageMap:
         if not self.passages or not n:
             return Coordination(velocities, waiting, used)
         routes, res = self.routes, self.routes.resolution
-        cells = np.floor(routes.to_cells(positions)).astype(np.int64)
+        goals = np.asarray(goals, dtype=np.float64).reshape(-1, 2)
+        if keep_clear is None:
+            keep_clear = goals[np.isfinite(goals).all(axis=1)]
+        keep_clear = np.asarray(keep_clear, dtype=np.float64).reshape(-1, 2)
+        cells = self._snap(np.floor(routes.to_cells(positions)).astype(np.int64))
         h, w = routes.fits.shape
         on_map = (cells[:, 0] >= 0) & (cells[:, 0] < h) & (cells[:, 1] >= 0) & (cells[:, 1] < w)
         steps = int(4.0 * self.zone / res) + int(math.hypot(h, w))
         for p, passage in enumerate(self.passages):
             users, exits, near = [], [], []
+            holds = self._holds[p]
             for i in np.flatnonzero(moving & on_map & (used < 0)):
                 r, c = cells[i]
                 d = passage.distance[r, c]
+                if not np.isfinite(d) and int(ids[i]) in holds:  # waiting at its place
+                    d = self.places[p].distance[r, c]
                 if not np.isfinite(d):
                     continue
                 if np.isfinite(goals[i]).all():
@@ -208,24 +225,113 @@ class PassageMap:
                     exits.append(exit_side)
                     near.append(d)
             if not users:
+                holds.clear()
                 continue
             users_a, exits_a, near_a = np.array(users), np.array(exits), np.array(near)
             inside = near_a <= routes.radius
             held, admitted = self._serve(p, ids[users_a], exits_a, near_a, inside)
             used[users_a] = p
-            for i, side, d in zip(users_a, exits_a, near_a, strict=True):
+            kept = {}
+            order = np.argsort(ids[users_a], kind="stable")  # places go by id: any listing
+            for i, side, d in zip(users_a[order], exits_a[order], near_a[order], strict=True):
                 if d <= routes.radius or (side == held and int(ids[i]) in admitted):
                     continue
                 waiting[i] = True
+                speed = float(np.hypot(*velocities[i]))
                 velocities[i] = 0.0
-                if d < self.hold:
+                place = self._holding_place(p, i, ids, positions, goals, keep_clear, kept)
+                away = np.zeros(2)
+                if d < self.hold:  # in the mouth: the way out of it
                     dr, dc = _away(passage.distance, cells[i, 0], cells[i, 1])
                     if dr or dc:
                         step = routes.to_world([[cells[i, 0] + 0.5 + dr, cells[i, 1] + 0.5 + dc]])
                         here = routes.to_world([[cells[i, 0] + 0.5, cells[i, 1] + 0.5]])
-                        away = (step - here)[0]
-                        velocities[i] = away / np.hypot(*away) * self.back_off_speed
+                        away = (step - here)[0] / np.hypot(*(step - here)[0])
+                if place is not None:
+                    kept[int(ids[i])] = place
+                    v = self._towards(positions[i], place, speed)
+                    # never towards the core while in its mouth (a waiter there would be
+                    # inside in a moment, and inside robots go)
+                    v -= min(float(v @ away), 0.0) * away
+                    velocities[i] = v if np.hypot(*v) > 0.05 or not away.any() \
+                        else away * self.back_off_speed
+                elif away.any():
+                    velocities[i] = away * self.back_off_speed
+            self._holds[p] = kept
+            self._file_in(users_a, exits_a, near_a, ids, held, admitted, positions,
+                          velocities)
         return Coordination(velocities, waiting, used)
+
+    def _file_in(self, users, exits, near, ids, held, admitted, positions,
+                 velocities) -> None:
+        """The admitted robots outside the core go in one after another: one beside the
+        admitted robot nearest the core (by distance, then id), about as near the core as it
+        (less than a diameter, ``2 * radius``, farther, and not behind it: farther from the
+        core by less than half their distance apart) stands until that one is in. Two of
+        the same batch reaching the mouth together, one on each side of a door, met head on
+        in it and stood until the progress monitor made one yield (8 s and more); robots
+        following in line keep going."""
+        radius = self.routes.radius
+        going = [k for k in range(len(users)) if exits[k] == held and near[k] > radius
+                 and int(ids[users[k]]) in admitted]
+        if len(going) < 2:
+            return
+        going.sort(key=lambda k: (near[k], int(ids[users[k]])))
+        first = going[0]
+        for k in going[1:]:
+            behind = near[k] - near[first]
+            apart = float(np.hypot(*(positions[users[k]] - positions[users[first]])))
+            if behind < 2.0 * radius and behind < 0.5 * apart:
+                velocities[users[k]] = 0.0
+
+    def _snap(self, cells: np.ndarray, reach: float = 0.2) -> np.ndarray:
+        """Each cell, or where the robot's disc does not fit there (ORCA lets a robot come
+        nearer a wall than the route map's margins: squeezed beside a door's mouth), the
+        nearest cell within ``reach`` metres where it fits (ties: the first in row order).
+        Without it a robot pushed against the wall beside the door was nobody's user: its
+        cell is off the zone and off the routes, and the passage turned before it was
+        through."""
+        fits = self.routes.fits
+        h, w = fits.shape
+        k = int(math.ceil(reach / self.routes.resolution))
+        out = cells.copy()
+        for i, (r, c) in enumerate(cells):
+            if not (0 <= r < h and 0 <= c < w) or fits[r, c]:
+                continue
+            r0, c0 = max(r - k, 0), max(c - k, 0)
+            window = fits[r0:r + k + 1, c0:c + k + 1]
+            if not window.any():
+                continue
+            rr, cc = np.nonzero(window)
+            best = int(np.argmin((rr + r0 - r) ** 2 + (cc + c0 - c) ** 2))
+            out[i] = (rr[best] + r0, cc[best] + c0)
+        return out
+
+    def _holding_place(self, p, i, ids, positions, goals, keep_clear, kept):
+        """Where waiting robot ``i`` (a robot with a goal) waits for passage ``p``: the place
+        it holds already, else a new one clear of the goals and the places taken
+        (fleet/holding.py); None without holding places or a goal (cmd_vel mode), or when
+        no place is free."""
+        if self.places is None or not np.isfinite(goals[i]).all():
+            return None
+        place = self._holds[p].get(int(ids[i]))
+        if place is not None:
+            return place
+        taken = [q for k, q in self._holds[p].items() if k != int(ids[i])] + list(kept.values())
+        return self.places[p].pick(positions[i], np.concatenate([keep_clear.reshape(-1, 2)]
+                                                               + [np.reshape(taken, (-1, 2))]))
+
+    def _towards(self, position, place, speed) -> np.ndarray:
+        """The velocity that takes a robot at ``position`` to ``place`` along its route at
+        ``speed`` (the back-off speed when it has none), zero when it is there."""
+        if float(np.hypot(*(place - position))) <= self.arrived:
+            return np.zeros(2)
+        ahead = self.routes.waypoints([position], [place])
+        heading = (ahead.points[0] if ahead.routed[0] else place) - position
+        length = float(np.hypot(*heading))
+        if length <= 1e-9:
+            return np.zeros(2)
+        return heading / length * (speed if speed > 0.0 else self.back_off_speed)
 
     def _serve(self, p, ids, exits, near, inside) -> tuple[int, set]:
         """The side passage ``p`` serves now and the ids admitted to it (module docstring:

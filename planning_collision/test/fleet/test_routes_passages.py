@@ -76,7 +76,8 @@ def test_a_doorway_is_a_passage_with_two_sides_and_a_room_is_none():
 
 
 def test_one_direction_at_a_time_and_the_same_decision_in_any_order():
-    passages = PassageMap(RouteMap(rooms(door=0.8), RES, radius=0.3))
+    # the rule alone: waiters with a goal go to holding places (test_passage_holding.py)
+    passages = PassageMap(RouteMap(rooms(door=0.8), RES, radius=0.3), holding=False)
     positions = np.array([[3.0, 2.0], [5.3, 2.0], [2.0, 2.6], [5.9, 1.7]])
     goals = np.array([[6.0, 2.0], [2.0, 2.0], [7.0, 3.0], [1.0, 1.0]])
     pref = np.array([[0.5, 0.0], [-0.5, 0.0], [0.5, 0.0], [-0.5, 0.0]])
