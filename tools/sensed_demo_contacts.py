@@ -3,10 +3,11 @@ orca_node using the scans (issue #25): contacts, and whether the robot moved at 
 
     nice -n 19 .venv/bin/python tools/sensed_demo_contacts.py --output /tmp/sensed_demo
 
-Both runs use the shipped swap_room scenario with a laser on every robot (``robot_defaults``
-gets a ``scan:`` block) and person1 made ``odometry: false`` (fleet_sim publishes nothing of
-it), and the shipped demo_orca.yaml without ``observed: [person1]``: ``with scans`` sets
-``scan_topic: scan``, ``without`` leaves it empty, so orca_node knows nothing of the person.
+Both runs use the shipped demo's room, ``scenarios/swap_room_sensed.yaml`` (a laser on every
+robot, person1 ``odometry: false``: fleet_sim publishes nothing of it; ``--person-speed``
+changes its walk), and ``demo_sensed_orca.yaml``: ``with scans`` as shipped
+(``scan_topic: scan``), ``without`` with ``scan_topic`` empty, so orca_node knows nothing of
+the person.
 Each run is ``python -m planning_collision.demo`` (its own ROS_DOMAIN_ID, loopback only);
 both agents' speeds at a contact are read from the run's trajectories (the step into it), and a
 contact counts against the robots when an ORCA-driven one of the pair moved faster than
@@ -26,32 +27,30 @@ import numpy as np
 from planning_collision.resources import config_file
 from planning_collision.sim.trajectory_contacts import contacts_of
 
-LASER = "scan: {beams: 360, range_max: 8.0, rate_hz: 10.0, noise: 0.01}"
+PERSON = "radius: 0.3, max_speed: 0.8, orca: false, odometry: false, scan: false}"
 
 
-def scenario_text() -> str:
-    """swap_room.yaml with lasers on the robots and a person who publishes nothing."""
-    text = config_file("scenarios/swap_room.yaml").read_text()
+def scenario_text(person_speed: float | None = None) -> str:
+    """The demo's scenario, its map path absolute; person1 at ``person_speed`` if given."""
+    text = config_file("scenarios/swap_room_sensed.yaml").read_text()
     maps = config_file("maps/swap_room.yaml").parent
-    defaults = "robot_defaults: {radius: 0.25, max_speed: 0.6, drive: holonomic, orca: true}"
-    person = "radius: 0.3, max_speed: 0.4, orca: false}"
-    for needed in (defaults, person, "map: ../maps/"):
+    for needed in (PERSON, "map: ../maps/"):
         if needed not in text:
-            raise SystemExit(f"swap_room.yaml changed: {needed!r} not found")
-    return (text.replace("map: ../maps/", f"map: {maps}/")
-            .replace(defaults, defaults[:-1] + ", " + LASER + "}")
-            .replace(person, person[:-1] + ", odometry: false, scan: false}"))
+            raise SystemExit(f"swap_room_sensed.yaml changed: {needed!r} not found")
+    if person_speed is not None:
+        text = text.replace(PERSON, PERSON.replace("0.8", repr(float(person_speed))))
+    return text.replace("map: ../maps/", f"map: {maps}/")
 
 
 def orca_text(scans: bool) -> str:
-    """demo_orca.yaml without the person's odometry; with ``scans``, orca_node reads the
-    lasers."""
-    text = config_file("demo_orca.yaml").read_text()
-    if "    observed: [person1]\n" not in text or "    person1:\n" not in text:
-        raise SystemExit("demo_orca.yaml changed: person1 not found")
-    text = text[:text.index("    person1:\n")]
-    return text.replace("    observed: [person1]\n",
-                        f"    scan_topic: {'scan' if scans else chr(34) * 2}\n")
+    """demo_sensed_orca.yaml; without ``scans``, orca_node does not read the lasers."""
+    text = config_file("demo_sensed_orca.yaml").read_text()
+    if "    scan_topic: scan " not in text:
+        raise SystemExit("demo_sensed_orca.yaml changed: scan_topic not found")
+    if scans:
+        return text
+    line = next(li for li in text.splitlines() if li.startswith("    scan_topic: scan "))
+    return text.replace(line, '    scan_topic: ""  # the lasers are not read')
 
 
 def contacts(run_dir: Path) -> list[dict]:
@@ -69,10 +68,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=Path("output/sensed_demo"))
     parser.add_argument("--only", choices=("with", "without"), default=None)
+    parser.add_argument("--person-speed", type=float, default=None,
+                        help="person1's walking speed (default: the scenario's 0.8 m/s)")
     args = parser.parse_args()
     args.output.mkdir(parents=True, exist_ok=True)
     scenario = args.output / "swap_room_sensed.yaml"
-    scenario.write_text(scenario_text())
+    scenario.write_text(scenario_text(args.person_speed))
     for mode in ("with", "without"):
         if args.only and mode != args.only:
             continue
