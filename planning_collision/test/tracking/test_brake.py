@@ -105,3 +105,18 @@ def test_a_track_turned_unsure_while_overtaking_still_stops_the_robot():
     robot = truth + (0.6, 0.0)  # 0.05 m from the person, inside the grown disc
     assert np.hypot(*(robot - discs.positions[0])) < 0.3 + discs.radii[0]
     assert must_stop(robot[None], [[0.87, 0.0]], [0.3], discs, 0.3)[0]
+
+
+def test_joined_discs_keep_each_ones_velocity_for_the_stop():
+    # orca_node joins its own tracks' discs with external ones (ros/orca_scans.py): the stop
+    # must still see each disc's own estimate and spread, and exact velocities where known.
+    plain = disc(2.0, 0.0, vx=-0.5)
+    tracked = disc(-0.5, 0.0)._replace(estimates=np.array([[1.2, 0.0]]),
+                                       speed_sigmas=np.array([0.7]))
+    joined = plain.concatenate(tracked)
+    assert joined.brake_velocities.tolist() == [[-0.5, 0.0], [1.2, 0.0]]
+    assert joined.brake_sigmas.tolist() == [0.0, 0.7]
+    assert joined.velocities.tolist() == [[-0.5, 0.0], [0.0, 0.0]]  # what ORCA avoids
+    assert plain.concatenate(plain).estimates is None
+    assert must_stop([[0.0, 0.0]], [[0.8, 0.0]], [0.3], joined, 0.3)[0]
+    assert Discs.empty().concatenate(tracked).brake_sigmas.tolist() == [0.7]
