@@ -200,7 +200,9 @@ class PassageMap:
         if keep_clear is None:
             keep_clear = goals[np.isfinite(goals).all(axis=1)]
         keep_clear = np.asarray(keep_clear, dtype=np.float64).reshape(-1, 2)
-        cells = self._snap(np.floor(routes.to_cells(positions)).astype(np.int64))
+        # a robot squeezed against a wall (where the disc does not fit) is where it would
+        # fit: else it is nobody's user, and the passage turned before it was through
+        cells = routes.snap(np.floor(routes.to_cells(positions)).astype(np.int64))
         h, w = routes.fits.shape
         on_map = (cells[:, 0] >= 0) & (cells[:, 0] < h) & (cells[:, 1] >= 0) & (cells[:, 1] < w)
         steps = int(4.0 * self.zone / res) + int(math.hypot(h, w))
@@ -283,29 +285,6 @@ class PassageMap:
             apart = float(np.hypot(*(positions[users[k]] - positions[users[first]])))
             if behind < 2.0 * radius and behind < 0.5 * apart:
                 velocities[users[k]] = 0.0
-
-    def _snap(self, cells: np.ndarray, reach: float = 0.2) -> np.ndarray:
-        """Each cell, or where the robot's disc does not fit there (ORCA lets a robot come
-        nearer a wall than the route map's margins: squeezed beside a door's mouth), the
-        nearest cell within ``reach`` metres where it fits (ties: the first in row order).
-        Without it a robot pushed against the wall beside the door was nobody's user: its
-        cell is off the zone and off the routes, and the passage turned before it was
-        through."""
-        fits = self.routes.fits
-        h, w = fits.shape
-        k = int(math.ceil(reach / self.routes.resolution))
-        out = cells.copy()
-        for i, (r, c) in enumerate(cells):
-            if not (0 <= r < h and 0 <= c < w) or fits[r, c]:
-                continue
-            r0, c0 = max(r - k, 0), max(c - k, 0)
-            window = fits[r0:r + k + 1, c0:c + k + 1]
-            if not window.any():
-                continue
-            rr, cc = np.nonzero(window)
-            best = int(np.argmin((rr + r0 - r) ** 2 + (cc + c0 - c) ** 2))
-            out[i] = (rr[best] + r0, cc[best] + c0)
-        return out
 
     def _holding_place(self, p, i, ids, positions, goals, keep_clear, kept):
         """Where waiting robot ``i`` (a robot with a goal) waits for passage ``p``: the place

@@ -292,11 +292,35 @@ class RouteMap:
             self._costs[key] = cost
         return self._costs[key]
 
+    def snap(self, cells: np.ndarray, reach: float = 0.25) -> np.ndarray:
+        """Integer cells (N, 2) where the disc does not fit (ORCA lets a robot come nearer a
+        wall than the route map's margins, e.g. squeezed beside a door's mouth) moved to the
+        nearest cell within ``reach`` metres where it fits (ties: the first in row order);
+        the others as they are. Without it a robot there had no route (the cost to go is
+        only defined where the disc fits) and drove straight at its goal, into the wall."""
+        fits = self.fits
+        h, w = fits.shape
+        k = int(math.ceil(reach / self.resolution))
+        out = np.array(cells, dtype=np.int64).reshape(-1, 2)
+        for i, (r, c) in enumerate(out.copy()):
+            if not (0 <= r < h and 0 <= c < w) or fits[r, c]:
+                continue
+            r0, c0 = max(r - k, 0), max(c - k, 0)
+            rr, cc = np.nonzero(fits[r0:r + k + 1, c0:c + k + 1])
+            if rr.size:
+                best = int(np.argmin((rr + r0 - r) ** 2 + (cc + c0 - c) ** 2))
+                out[i] = (rr[best] + r0, cc[best] + c0)
+        return out
+
     def waypoints(self, positions, goals) -> Waypoints:
         """Per robot (positions and goals (N, 2), global frame): where to head now."""
         positions = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
         goals = np.asarray(goals, dtype=np.float64).reshape(-1, 2)
         here, there = self.to_cells(positions), self.to_cells(goals)
+        cells = np.floor(here).astype(np.int64)
+        snapped = self.snap(cells)
+        moved = (snapped != cells).any(axis=1)
+        here[moved] = snapped[moved] + 0.5  # from the nearest cell where the disc fits
         out = positions.copy()
         routed = np.zeros(len(positions), dtype=bool)
         steps = max(1, int(self.lookahead / self.resolution))
@@ -328,7 +352,7 @@ class RouteMap:
 
     def route_length(self, position, goal) -> float:
         """The cost to go from ``position`` to ``goal`` (metres, weighted; inf: no route)."""
-        r, c = (int(math.floor(v)) for v in self.to_cells([position])[0])
+        r, c = self.snap(np.floor(self.to_cells([position])).astype(np.int64))[0]
         cost = self.cost_to_go(goal)
         h, w = cost.shape
         return float(cost[r, c]) if 0 <= r < h and 0 <= c < w else math.inf

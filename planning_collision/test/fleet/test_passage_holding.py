@@ -137,6 +137,22 @@ def test_a_robot_squeezed_against_the_wall_beside_the_door_still_uses_it():
     assert told.waiting.tolist() == [False, True]
 
 
+def test_a_robot_squeezed_against_the_wall_beside_the_door_has_a_route():
+    """From where the route map's disc does not fit (0.3 m off the wall beside the door) a
+    robot is routed from the nearest cell where it fits: into the door, not straight at
+    its goal across the wall (doorway of 8, seed 24: a robot stood there 20 s). Before, it
+    had no route and no route length."""
+    routes = door_map().routes
+    squeezed, goal = (-0.4, -0.42), (2.05, -0.38)
+    r, c = np.floor(routes.to_cells([squeezed])[0]).astype(int)
+    assert not routes.fits[r, c]
+    ahead = routes.waypoints([squeezed], [goal])
+    assert ahead.routed[0]
+    heading = ahead.points[0] - np.array(squeezed)
+    assert heading[1] > abs(heading[0])  # along the wall towards the door's opening
+    assert np.isfinite(routes.route_length(squeezed, goal))
+
+
 def test_a_batch_goes_in_one_after_another():
     """Robots 0 and 1 (both admitted, west to east) reach the mouth together, one on each
     side of the door: before, both drove in and met head on; now robot 1 (the farther, or
