@@ -1,15 +1,18 @@
-"""The fleet demo under ros2 launch: 16 robots and a person swap sides in swap_room.
+"""The fleet demo under ros2 launch: 16 robots swap sides in swap_room while a person whom
+only their lasers see walks across (config/scenarios/swap_room_sensed.yaml).
 
     ros2 launch planning_collision demo.launch.py
     ros2 launch planning_collision demo.launch.py rviz:=false
 
 Starts map_publisher (the swap_room map and obstacles, latched), collision_server, fleet_sim
-(the simulated robots) and orca_node with config/demo_orca.yaml, whose goals set the robots
-off at once. fleet_sim's simulated time starts once every robot receives orca_node's commands
-(start: commands), so nobody walks into robots whose controller is still loading. rviz2 with
-config/orca.rviz shows the robots, the map and ORCA's half-planes (with a static
-world -> map transform from tf2_ros, since nothing else here publishes tf) when rviz2 and
-tf2_ros are installed; without them the demo runs without RViz and says so.
+(the simulated robots and their lasers) and orca_node with config/demo_sensed_orca.yaml, whose
+goals set the robots off at once (scenario:=.../swap_room.yaml with
+orca_params:=.../demo_orca.yaml: the person's odometry observed instead). fleet_sim's simulated
+time starts once every robot receives orca_node's commands (start: commands), so nobody walks
+into robots whose controller is still loading. rviz2 with config/orca.rviz shows the robots,
+the map, ORCA's half-planes and the tracks of what the lasers see with their velocities (with
+a static world -> map transform from tf2_ros, since nothing else here publishes tf) when rviz2
+and tf2_ros are installed; without them the demo runs without RViz and says so.
 Without ros2 launch (the PyPI install), ``make demo`` runs the same processes and draws
 pictures.
 
@@ -70,10 +73,11 @@ def generate_launch_description():
         # Every argument first: launch sets a default only when it reaches the declaration.
         *standard_arguments(namespace=False, use_sim_time=False),
         DeclareLaunchArgument(
-            "scenario", default_value=os.path.join(share, "config", "scenarios/swap_room.yaml"),
+            "scenario",
+            default_value=os.path.join(share, "config", "scenarios/swap_room_sensed.yaml"),
             description="Scenario YAML (robots, obstacles, map); orca_params must match it"),
         DeclareLaunchArgument(
-            "orca_params", default_value=os.path.join(share, "config", "demo_orca.yaml"),
+            "orca_params", default_value=os.path.join(share, "config", "demo_sensed_orca.yaml"),
             description="orca_node parameters for the scenario's robots"),
         DeclareLaunchArgument("rviz", default_value="true",
                               description="Start rviz2 (when rviz2 and tf2_ros are installed)"),

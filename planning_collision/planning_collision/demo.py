@@ -5,14 +5,15 @@ on loopback (a ROS domain of the run's own), gives each robot its goal, starts f
 simulated time once orca_node steers every robot (so nobody walks into robots whose controller
 is still loading), prints progress until
 every robot has arrived or the scenario's timeout passes, calls a few collision services, then
-writes a PNG of the trajectories and a GIF of one robot's ORCA half-planes. ``--sensed`` runs
-the same room with a laser on every robot and a person who publishes nothing, whom orca_node
-knows only from the robots' scans (``config/scenarios/swap_room_sensed.yaml`` with
-``config/demo_sensed_orca.yaml``; doc/sensors.md). Exit code: 0 when
+writes a PNG of the trajectories and a GIF of one robot's ORCA half-planes. The room is
+``config/scenarios/swap_room_sensed.yaml`` with ``config/demo_sensed_orca.yaml``: a laser on
+every robot and a person who publishes nothing, whom orca_node knows only from the robots'
+scans (doc/sensors.md); ``--observed`` runs it with the person's odometry observed instead
+(``swap_room.yaml`` with ``demo_orca.yaml``). Exit code: 0 when
 every robot arrived without a collision, 1 on any collision, 2 when robots did not arrive or a
 process failed.
 
-    python -m planning_collision.demo [--scenario FILE] [--output DIR] [--robot NAME] [--sensed]
+    python -m planning_collision.demo [--scenario FILE] [--output DIR] [--robot NAME] [--observed]
 
 A ROS client application over the nodes, so it lives above ``ros/`` and ``sim/`` (neither
 imports it).
@@ -55,7 +56,7 @@ from .sim.scenario import Scenario, load_scenario
 from .sim.trajectory_contacts import contacts_of
 
 NODES = ("map_publisher", "collision_server", "fleet_sim", "orca_node")
-# --sensed: the room with lasers on the robots and a person seen only by them (issue #25).
+# The room with lasers on the robots and a person seen only by them (issue #25).
 SENSED_SCENARIO = "scenarios/swap_room_sensed.yaml"
 SENSED_ORCA = "demo_sensed_orca.yaml"
 
@@ -430,23 +431,25 @@ class Demo:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", type=Path, default=None,
-                        help="default: config/scenarios/swap_room.yaml")
+                        help=f"default: config/{SENSED_SCENARIO}")
     parser.add_argument("--output", type=Path, default=Path("output/demo"))
     parser.add_argument("--robot", default="robot1", help="robot whose half-planes the GIF shows")
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds of simulated time (default: the scenario's)")
     parser.add_argument("--orca-params", type=Path, default=None,
-                        help="orca_node's parameter file for the scenario's robots (default: "
-                             "config/demo_orca.yaml, the swap_room scenario's)")
-    parser.add_argument("--sensed", action="store_true",
-                        help=f"the person seen only by the robots' lasers: config/"
-                             f"{SENSED_SCENARIO} with config/{SENSED_ORCA} (unless --scenario or "
-                             f"--orca-params say otherwise)")
+                        help=f"orca_node's parameter file for the scenario's robots (default: "
+                             f"config/{SENSED_ORCA} with the default scenario, else "
+                             f"config/demo_orca.yaml, the swap_room scenario's)")
+    parser.add_argument("--observed", action="store_true",
+                        help="the person publishes odometry and orca_node observes it: "
+                             "config/scenarios/swap_room.yaml with config/demo_orca.yaml")
     args = parser.parse_args(argv)
     if args.scenario is None:
-        args.scenario = config_file(SENSED_SCENARIO if args.sensed else "scenarios/swap_room.yaml")
-    if args.orca_params is None and args.sensed:
-        args.orca_params = config_file(SENSED_ORCA)
+        if args.observed:
+            args.scenario = config_file("scenarios/swap_room.yaml")
+        else:
+            args.scenario = config_file(SENSED_SCENARIO)
+            args.orca_params = args.orca_params or config_file(SENSED_ORCA)
     args.output.mkdir(parents=True, exist_ok=True)
     domain_id = processes.pick_domain_id()
     processes.apply_network_rule(domain_id)

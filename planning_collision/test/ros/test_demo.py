@@ -1,5 +1,6 @@
 """The README's first command, end to end: ``python -m planning_collision.demo`` starts the four
-nodes over loopback DDS, every robot arrives without a contact, all five collision services
+nodes over loopback DDS, every robot arrives without a contact (the person, who publishes
+nothing, known to orca_node only through the robots' lasers), all five collision services
 answer, and the pictures are written. orca_node starts on a cold numba cache, as on the first
 start after a colcon build without the warmup script: it compiles its kernels in another
 process while it already runs and holds the robots, and nobody collides meanwhile. The other
@@ -19,6 +20,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from planning_collision.demo import SENSED_SCENARIO
 from planning_collision.resources import config_file
 from planning_collision.ros import processes
 from planning_collision.sim.scenario import load_scenario
@@ -72,7 +74,8 @@ def test_the_demo_runs_the_fleet_to_its_goals_without_contact(tmp_path, domain_i
     for service in SERVICES:
         line = next(line for line in out.splitlines() if line.strip().startswith(service))
         assert "no answer" not in line and "refused" not in line, line
-    scenario = load_scenario(config_file("scenarios/swap_room.yaml"))
+    scenario = load_scenario(config_file(SENSED_SCENARIO))
+    assert not scenario.robot("person1").odometry  # seen only by the robots' lasers
     with np.load(tmp_path / "trajectories.npz") as run:
         assert run["names"].tolist() == list(scenario.names)
         assert np.isfinite(run["arrival_time"]).all()  # every robot, and the person, arrived
