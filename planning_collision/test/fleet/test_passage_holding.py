@@ -153,6 +153,27 @@ def test_a_robot_squeezed_against_the_wall_beside_the_door_has_a_route():
     assert np.isfinite(routes.route_length(squeezed, goal))
 
 
+def test_a_robot_at_the_other_mouth_does_not_take_the_passage_from_an_admitted_one():
+    """Robot 0 (west to east) is admitted first; robot 1 (east to west) then steps to
+    within ``radius`` of the core's east end (not into it). Before, that counted as inside
+    and took the passage for the east while robot 0 was on its way in: they met head on in
+    the door (doorway of 8, seed 59: 71 s waiting). Now robot 1 waits, backing out of the
+    mouth, and robot 0 goes; in the core itself robot 1 would keep going."""
+    passages = door_map()
+    goals = np.array([(2.0, -0.4), (-2.0, 0.4)])
+    pref = np.array([(0.5, 0.0), (-0.5, 0.0)])
+    first = passages.coordinate(np.array([(-1.3, -0.3), (1.45, 0.3)]), goals, pref,
+                                np.ones(2, bool))
+    assert first.waiting.tolist() == [False, True]
+    mouth = np.array([(-1.4, -0.3), (1.2, 0.3)])
+    r, c = np.floor(passages.routes.to_cells([mouth[1]])[0]).astype(int)
+    d = passages.passages[0].distance[r, c]
+    assert 0.0 < d <= RADIUS
+    told = passages.coordinate(mouth, goals, pref, np.ones(2, bool))
+    assert told.waiting.tolist() == [False, True]
+    assert told.velocities[1, 0] > 0.0 and told.velocities[0, 0] > 0.0
+
+
 def test_a_batch_goes_in_one_after_another():
     """Robots 0 and 1 (both admitted, west to east) reach the mouth together, one on each
     side of the door: before, both drove in and met head on; now robot 1 (the farther, or
