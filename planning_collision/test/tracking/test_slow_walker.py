@@ -47,7 +47,7 @@ def test_a_brisk_walker_is_avoided_walking():
     assert np.all(np.abs(v[:, 0] - 1.0) < 0.3) and np.all(np.abs(v[:, 1]) < 0.3)
 
 
-@pytest.mark.xfail(strict=True, reason="tracker.py (H1's): with the default accel_noise the "
+@pytest.mark.xfail(strict=True, reason="issue #25, open: with the default accel_noise the "
                    "velocity's deviation never falls below ~0.25 m/s, so discs_of's 2-sigma "
                    "rule stands a steady 0.4 m/s walker still in every scan")
 def test_a_slow_steady_walker_is_avoided_walking():
