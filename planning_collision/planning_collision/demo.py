@@ -36,7 +36,7 @@ from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from rclpy.executors import SingleThreadedExecutor
 
-from planning_collision_interfaces.msg import OrcaStatus, Shape
+from planning_collision_interfaces.msg import OrcaStatus, Shape, TrackArray
 from planning_collision_interfaces.srv import (
     CheckCollision,
     CheckLineOfSight,
@@ -84,6 +84,7 @@ class Demo:
         self.orca_robots = {r.name for r in self.scenario.robots if r.orca}
         self.orca_ready = False  # orca_node/status showed every ORCA robot active
         self.orca_frames: list[tuple[float, object]] = []
+        self.tracks: list[tuple[float, np.ndarray]] = []  # orca_node/tracks: (stamp, (K, 5))
         self.service_log: list[str] = []
         self.teardown_hung = False
 
@@ -138,6 +139,7 @@ class Demo:
         self.node, self.executor = node, executor
         node.create_subscription(DiagnosticArray, "fleet_sim/status", self._on_fleet, 10)
         node.create_subscription(OrcaStatus, "orca_node/status", self._on_orca, 50)
+        node.create_subscription(TrackArray, "orca_node/tracks", self._on_tracks, 50)
         goal_pubs = []
         for robot in self.scenario.robots:
             if not robot.orca:
@@ -199,6 +201,18 @@ class Demo:
         for agent in msg.agents:
             if agent.name == self.robot:
                 self.orca_frames.append((stamp, agent))
+
+    def _on_tracks(self, msg) -> None:
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        self.tracks.append((stamp, np.array(
+            [(t.position.x, t.position.y, t.velocity.x, t.velocity.y, t.radius)
+             for t in msg.tracks], dtype=np.float64).reshape(-1, 5)))
+
+    def _tracks_at(self, stamp: float) -> np.ndarray:
+        """The last TrackArray stamped at or before ``stamp`` (none: no tracks)."""
+        stamps = [s for s, _ in self.tracks]
+        k = int(np.searchsorted(stamps, stamp, side="right")) - 1
+        return self.tracks[k][1] if k >= 0 else np.zeros((0, 5))
 
     def _wait_ready(self) -> bool:
         client = self.node.create_client(CheckLineOfSight, "check_line_of_sight")
@@ -418,12 +432,13 @@ class Demo:
                 line_points=np.array([(p.x, p.y) for p in agent.orca_line_points]).reshape(-1, 2),
                 line_directions=np.array([(d.x, d.y) for d in agent.orca_line_directions]
                                          ).reshape(-1, 2),
-                infeasible=agent.infeasible))
+                infeasible=agent.infeasible, tracks=self._tracks_at(stamp)))
         if frames:
             robot = next(r for r in self.scenario.robots if r.name == self.robot)
             gif = animate_halfplanes(frames, trajectory, self.scenario, grid, self.robot,
                                      robot.max_speed, self.output / f"{self.robot}_orca.gif")
-            print(f"wrote {gif}")
+            tracked = sum(1 for frame in frames if len(frame.tracks))
+            print(f"wrote {gif} (tracks in {tracked} of {len(frames)} steps)")
         else:
             print(f"no ORCA status was received for {self.robot}; no GIF")
 

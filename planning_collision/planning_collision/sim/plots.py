@@ -5,7 +5,7 @@ Plain matplotlib over recorded arrays (no ROS): the demo records, this draws.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +26,9 @@ class HalfPlaneFrame:
     line_points: np.ndarray  # (M, 2)
     line_directions: np.ndarray  # (M, 2), permitted side on the left
     infeasible: bool
+    #: (K, 5) what orca_node tracked from the robots' sensors at that step, in the map's frame:
+    #: x, y, vx, vy, radius (issue #25)
+    tracks: np.ndarray = field(default_factory=lambda: np.zeros((0, 5)))
 
 
 def obstacle_rings(scenario: Scenario) -> list[tuple[str, np.ndarray]]:
@@ -137,7 +140,14 @@ def animate_halfplanes(frames: list[HalfPlaneFrame], trajectory: dict, scenario:
             if times.size:
                 ax_world.plot(trajectory["x"][: j + 1, k], trajectory["y"][: j + 1, k],
                               color="tab:red", lw=1)
-            ax_world.set_title(f"{robot} at t = {frame.sim_time:.1f} s")
+            for x, y, vx, vy, radius in np.asarray(frame.tracks, float).reshape(-1, 5):
+                ax_world.add_patch(plt.Circle((x, y), radius, fill=False, ls="--", lw=1.2,
+                                              color="tab:orange"))
+                ax_world.annotate("", xy=(x + vx, y + vy), xytext=(x, y),
+                                  arrowprops={"arrowstyle": "->", "color": "tab:orange"})
+            tracked = (f"; {len(frame.tracks)} tracked (orange: disc, 1 s of velocity)"
+                       if len(frame.tracks) else "")
+            ax_world.set_title(f"{robot} at t = {frame.sim_time:.1f} s{tracked}", fontsize=10)
 
             for p, d in zip(frame.line_points, frame.line_directions, strict=True):
                 right = np.array([d[1], -d[0]])

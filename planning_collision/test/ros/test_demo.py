@@ -84,6 +84,8 @@ def test_the_demo_runs_the_fleet_to_its_goals_without_contact(tmp_path, domain_i
         assert png.size[0] > 500 and png.size[1] > 300
     with Image.open(tmp_path / "robot1_orca.gif") as gif:
         assert gif.n_frames >= 20
+    drawn = next(line for line in out.splitlines() if "_orca.gif (tracks in" in line)
+    assert not drawn.split("(tracks in ")[1].startswith("0 "), drawn  # the person, tracked
     for node in ("map_publisher", "collision_server", "fleet_sim", "orca_node"):
         assert (tmp_path / "logs" / f"{node}.log").stat().st_size > 0
     logs = {node: (tmp_path / "logs" / f"{node}.log").read_text()

@@ -65,6 +65,28 @@ def test_half_plane_gif_has_one_frame_per_sampled_step(tmp_path):
     assert not np.array_equal(first, last)
 
 
+def test_the_gif_draws_what_orca_node_tracked(tmp_path):
+    """Issue #25: each step's tracks (disc and 1 s of velocity, orange) are drawn in the world
+    view; a step with none looks as it did before."""
+    def frame(tracks):
+        return HalfPlaneFrame(sim_time=1.0, preferred=(0.6, 0.0), velocity=(0.5, 0.0),
+                              line_points=np.zeros((0, 2)), line_directions=np.zeros((0, 2)),
+                              infeasible=False, tracks=np.asarray(tracks, float))
+
+    def picture(name, tracks):
+        path = animate_halfplanes([frame(tracks)], trajectory(), SCENARIO, None, "a", 0.6,
+                                  tmp_path / name)
+        with Image.open(path) as gif:
+            return np.asarray(gif.convert("RGB")).astype(int)
+
+    plain = picture("plain.gif", np.zeros((0, 5)))
+    assert np.array_equal(plain, picture("empty.gif", []))
+    tracked = picture("tracked.gif", [[0.0, 0.0, 1.0, 0.5, 0.4]])
+    orange = np.array([255, 127, 14])  # matplotlib's tab:orange
+    near = np.abs(tracked - orange).sum(axis=2) < 60
+    assert near.sum() > 50 and np.abs(plain - orange).sum(axis=2).min() >= 60
+
+
 def test_no_frames_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="no ORCA frames"):
         animate_halfplanes([], trajectory(), SCENARIO, None, "a", 0.6, tmp_path / "x.gif")
