@@ -48,6 +48,7 @@ from planning_collision_interfaces.srv import (
 from .grid.map_file import load_map_file
 from .resources import config_file
 from .ros import processes
+from .ros.orca_scans import tracks_from_msg
 from .ros.qos import LATCHED
 from .ros.run import close_within
 from .ros.service_call import call_service
@@ -204,15 +205,9 @@ class Demo:
 
     def _on_tracks(self, msg) -> None:
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        self.tracks.append((stamp, np.array(
-            [(t.position.x, t.position.y, t.velocity.x, t.velocity.y, t.radius)
-             for t in msg.tracks], dtype=np.float64).reshape(-1, 5)))
-
-    def _tracks_at(self, stamp: float) -> np.ndarray:
-        """The last TrackArray stamped at or before ``stamp`` (none: no tracks)."""
-        stamps = [s for s, _ in self.tracks]
-        k = int(np.searchsorted(stamps, stamp, side="right")) - 1
-        return self.tracks[k][1] if k >= 0 else np.zeros((0, 5))
+        tracks = tracks_from_msg(msg)
+        self.tracks.append((stamp, np.column_stack((tracks.positions, tracks.velocities,
+                                                    tracks.radii))))
 
     def _wait_ready(self) -> bool:
         client = self.node.create_client(CheckLineOfSight, "check_line_of_sight")
@@ -424,7 +419,11 @@ class Demo:
                                 self.output / "trajectories.png")
         print(f"wrote {png}")
         frames = []
+        track_stamps = np.array([stamp for stamp, _ in self.tracks])
+        no_tracks = np.zeros((0, 5))
         for stamp, agent in self.orca_frames:
+            # the last TrackArray stamped at or before this status
+            k = int(np.searchsorted(track_stamps, stamp, side="right")) - 1
             frames.append(HalfPlaneFrame(
                 sim_time=self._sim_time_of(stamp),
                 preferred=(agent.preferred_velocity.x, agent.preferred_velocity.y),
@@ -432,7 +431,8 @@ class Demo:
                 line_points=np.array([(p.x, p.y) for p in agent.orca_line_points]).reshape(-1, 2),
                 line_directions=np.array([(d.x, d.y) for d in agent.orca_line_directions]
                                          ).reshape(-1, 2),
-                infeasible=agent.infeasible, tracks=self._tracks_at(stamp)))
+                infeasible=agent.infeasible,
+                tracks=self.tracks[k][1] if k >= 0 else no_tracks))
         if frames:
             robot = next(r for r in self.scenario.robots if r.name == self.robot)
             gif = animate_halfplanes(frames, trajectory, self.scenario, grid, self.robot,
