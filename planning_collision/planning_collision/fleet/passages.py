@@ -298,8 +298,8 @@ class PassageMap:
         if place is not None:
             return place
         taken = [q for k, q in self._holds[p].items() if k != int(ids[i])] + list(kept.values())
-        return self.places[p].pick(positions[i], np.concatenate([keep_clear.reshape(-1, 2)]
-                                                               + [np.reshape(taken, (-1, 2))]))
+        return self.places[p].pick(positions[i],
+                                   np.concatenate((keep_clear, np.reshape(taken, (-1, 2)))))
 
     def _towards(self, position, place, speed) -> np.ndarray:
         """The velocity that takes a robot at ``position`` to ``place`` along its route at
