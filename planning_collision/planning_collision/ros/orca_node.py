@@ -50,6 +50,7 @@ from .orca_parameters import (
 )
 from .orca_status import PhaseTimes, publish_status
 from .parameters import ParameterError, declare
+from .polled_subscriptions import PolledSubscriptions
 from .pose_sources import subscribe_pose_sources
 from .qos import LATEST, RELIABLE, latched_or_volatile
 from .resubscribe import Resubscriber
@@ -70,6 +71,7 @@ class OrcaNode(ManagedNode):
         self.fleet: FleetController | None = None
         self._obstacles: ObstacleWorker | None = None
         self._following: list[Parameter] = []  # agent parameters a node-wide change sets
+        self._polled: PolledSubscriptions | None = None  # the odometry (configure makes it)
         self.add_on_set_parameters_callback(self._check_changes)
         self.add_post_set_parameters_callback(self._apply_changes)
         self.start()
@@ -112,7 +114,11 @@ class OrcaNode(ManagedNode):
         for name in names[:k]:
             self.create_service(SetBool, f"{name}/orca/enable", partial(self._on_enable, name))
         DiagnosticsPublisher(self, self._diagnostics)
-        self._odometry = Resubscriber(self, self._warn, tries=p.odometry_resubscribe_tries)
+        # Odometry is taken at each step, not delivered by the executor per message (its
+        # rate is the fleet's, 1,200 messages a second for 24 robots at 50 Hz).
+        self._polled = PolledSubscriptions(self)
+        self._odometry = Resubscriber(self, self._warn, tries=p.odometry_resubscribe_tries,
+                                      subscriber=self._polled)
         self._subscribe(p, codecs.raw_odometry)
         self._sensed, self._tracks = None, None
         if p.scan_topic or p.cloud_topic or p.external_tracks_topic:  # seen only by sensors
@@ -137,6 +143,9 @@ class OrcaNode(ManagedNode):
         self._obstacles = None
         self._sensed = self._tracks = None
         self.fleet = None
+        if self._polled is not None:
+            self._polled.destroy()
+        self._polled = None
 
     def _subscribe(self, p, raw_odometry: bool) -> None:
         names, k = self.fleet.names, self.fleet.controlled
@@ -188,8 +197,8 @@ class OrcaNode(ManagedNode):
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
-    def _store(self, inputs: LatestInputs, i: int, msg) -> None:
-        inputs.store(i, self._now(), msg)
+    def _store(self, inputs: LatestInputs, i: int, msg, arrival: float | None = None) -> None:
+        inputs.store(i, self._now() if arrival is None else arrival, msg)
 
     def _on_goal(self, i: int, msg: PoseStamped) -> None:
         name, frame = self.fleet.names[i], msg.header.frame_id
@@ -246,7 +255,8 @@ class OrcaNode(ManagedNode):
 
     # ------------------------------------------------------------------ the step
     def _step(self) -> None:
-        if not self.active:
+        if not self.active:  # kept taking: the Resubscriber sees the odometry delivered
+            self._polled.take(self._now())
             return
         if not self.kernels_ready.is_set():  # warming up: hold every robot commanded
             self._refresh_inputs()
@@ -321,6 +331,7 @@ class OrcaNode(ManagedNode):
     def _refresh_inputs(self) -> None:
         """Hand what arrived since the last step to the controller (the latest of each)."""
         names = self.fleet.names
+        self._polled.take(self._now())  # the newest odometry of each agent, into _odom_in
         for i, msg, arrival in self._odom_in.fresh():
             try:
                 numbers, child, stamp = self._decode_odometry(msg)
@@ -377,6 +388,12 @@ class OrcaNode(ManagedNode):
         super().close()
         if self._obstacles is not None:
             self._obstacles.close()
+
+    def destroy_node(self) -> None:
+        """The odometry's own rclpy node too (destroyed by cleanup when there was one)."""
+        if self._polled is not None:
+            self._polled.destroy()
+        super().destroy_node()
 
 
 def main(args=None) -> int:

@@ -34,11 +34,15 @@ class _Entry:
 
 
 class Resubscriber:
-    def __init__(self, node, warn, after: float = 5.0, tries: int = 3):
+    def __init__(self, node, warn, after: float = 5.0, tries: int = 3, subscriber=None):
+        """``subscriber`` makes and destroys the subscriptions (``node`` by default; e.g. a
+        :class:`.polled_subscriptions.PolledSubscriptions`, whose callbacks get the message
+        and its arrival time: every argument is passed on)."""
         if isinstance(tries, bool) or not isinstance(tries, int) or tries < 0:
             raise ParameterError(f"odometry_resubscribe_tries must be an integer >= 0, got "
                                  f"{tries!r}")
         self.node = node
+        self.subscriber = node if subscriber is None else subscriber
         self.warn = warn
         self.after = after
         self.tries = tries
@@ -50,14 +54,15 @@ class Resubscriber:
     def _subscribe(self, key, args: tuple, tries: int) -> None:
         entry = self._entries.get(key)
         if entry is not None:
-            self.node.destroy_subscription(entry.subscription)
+            self.subscriber.destroy_subscription(entry.subscription)
         msg_type, topic, callback, qos, kwargs = args
 
-        def delivered(msg, key=key):
+        def delivered(*received, key=key):
             self._entries[key].delivered = True
-            callback(msg)
+            callback(*received)
 
-        subscription = self.node.create_subscription(msg_type, topic, delivered, qos, **kwargs)
+        subscription = self.subscriber.create_subscription(msg_type, topic, delivered, qos,
+                                                           **kwargs)
         self._entries[key] = _Entry(subscription, time.monotonic(), args, tries=tries)
 
     def check(self) -> None:

@@ -1,0 +1,176 @@
+"""orca_node's odometry taken at the control step (ros/polled_subscriptions.py), not delivered
+by the executor message by message (issue #24: 24 per-robot nodes each woke 1,200 times a
+second for odometry they use 20 times a second).
+
+In one process: an OrcaNode spun by an executor, and a publisher node of the test's. The
+odometry subscriptions are outside the executor's wait set; the node still follows the newest
+odometry of each agent (a burst of several messages between two steps counts by its last)
+and reports its age; a deeper queue is drained to its newest; the arrival time handed on is
+the receive time, not the time of the take.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import rclpy
+from nav_msgs.msg import Odometry
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+from planning_collision.ros.conversions import quaternion_from_yaw
+from planning_collision.ros.orca_node import OrcaNode
+from planning_collision.ros.polled_subscriptions import PolledSubscriptions, arrival_time
+from planning_collision.ros.qos import LATEST
+from planning_collision_interfaces.msg import OrcaStatus
+
+NEAR, FAR = (1.0, 0.0), (40.0, 0.0)  # neighbor_dist is 3 m (config/orca.yaml's default)
+
+
+def stamped_odometry(name: str, xy, stamp: float) -> Odometry:
+    msg = Odometry()
+    msg.header.frame_id, msg.child_frame_id = "map", f"{name}/base_link"
+    msg.header.stamp.sec = int(stamp)
+    msg.header.stamp.nanosec = int((stamp - int(stamp)) * 1e9)
+    msg.pose.pose.position.x, msg.pose.pose.position.y = xy
+    msg.pose.pose.orientation = quaternion_from_yaw(0.0)
+    return msg
+
+
+def test_arrival_time_is_the_receive_time_on_the_nodes_clock():
+    now_ns = 2_000_000_000_000
+    assert arrival_time(100.0, now_ns - 250_000_000, now_ns) == pytest.approx(99.75)
+    assert arrival_time(100.0, 0, now_ns) == 100.0  # no receive time: now
+    assert arrival_time(100.0, now_ns + 10_000_000, now_ns) == 100.0  # never in the future
+
+
+@pytest.fixture
+def pubsub():
+    context = Context()
+    rclpy.init(context=context)
+    owner = rclpy.create_node("polled_owner", namespace="fleet", context=context)
+    sender = rclpy.create_node("polled_sender", context=context)
+    polled = PolledSubscriptions(owner)
+    try:
+        yield owner, sender, polled
+    finally:
+        polled.destroy()
+        sender.destroy_node()
+        owner.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
+@pytest.mark.parametrize("depth", [1, 10])
+def test_take_hands_on_the_newest_message_once_with_its_receive_time(pubsub, depth):
+    owner, sender, polled = pubsub
+    qos = QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
+                     reliability=ReliabilityPolicy.RELIABLE)
+    got: list = []
+    subscription = polled.create_subscription(Odometry, "r/odom",
+                                              lambda msg, at: got.append((msg, at)), qos)
+    assert subscription.topic_name == "/fleet/r/odom"  # resolved by the owner
+    assert polled.node.get_name() == "_polled_owner_polled"  # hidden
+    publisher = sender.create_publisher(Odometry, "/fleet/r/odom", qos)
+    deadline = time.monotonic() + 10.0
+    while subscription.get_publisher_count() == 0 or publisher.get_subscription_count() == 0:
+        assert time.monotonic() < deadline, "never matched"
+        time.sleep(0.02)
+    assert polled.take(time.time()) == 0 and got == []
+    sent = time.time()
+    for x in range(1, 4):
+        publisher.publish(stamped_odometry("r", (float(x), 0.0), 0.0))
+    deadline = time.monotonic() + 10.0
+    while not got:  # the three wait in the reader; one take gets the newest
+        assert time.monotonic() < deadline, "nothing taken"
+        time.sleep(0.2)  # received well before the take
+        now = time.time()
+        polled.take(now)
+    assert len(got) == 1
+    msg, at = got[0]
+    assert msg.pose.pose.position.x == 3.0
+    assert sent - 0.05 <= at <= now - 0.15  # received before the take, not at it
+    assert polled.take(time.time()) == 0 and len(got) == 1  # taken once
+    polled.destroy_subscription(subscription)
+    assert subscription not in polled.node.subscriptions
+
+
+@pytest.fixture
+def running_orca():
+    """orca_node for 'me' (at the origin) observing 'a' and 'b', spun in a thread, and the
+    test's node publishing their odometry and watching the status."""
+    context = Context()
+    rclpy.init(context=context)
+    node = OrcaNode(context=context, parameter_overrides=[
+        Parameter("agents", value=["me"]), Parameter("observed", value=["a", "b"]),
+        Parameter("me.goal", value=[5.0, 0.0]), Parameter("publish_markers", value=False)])
+    test_node = rclpy.create_node("polled_odometry_test", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    executor.add_node(test_node)
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            executor.spin_once(timeout_sec=0.02)
+
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+    try:
+        yield node, test_node, executor
+    finally:
+        stop.set()
+        thread.join(5.0)
+        node.close()
+        executor.shutdown()
+        node.destroy_node()
+        test_node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
+def test_orca_node_follows_the_newest_odometry_it_takes_at_each_step(running_orca):
+    node, test_node, executor = running_orca
+    # The odometry is no subscription of the spun node: none is in the wait set.
+    odometry_topics = {"/me/odom", "/a/odom", "/b/odom"}
+    assert not odometry_topics & {s.topic_name for s in node.subscriptions}
+    assert odometry_topics <= {s.topic_name for s in node._polled.node.subscriptions}
+    assert node._polled.node not in executor.get_nodes()
+    statuses: list[OrcaStatus] = []
+    test_node.create_subscription(OrcaStatus, "/orca_node/status", statuses.append, 10)
+    publishers = {name: test_node.create_publisher(Odometry, f"/{name}/odom", LATEST)
+                  for name in ("me", "a", "b")}
+
+    def neighbors_while(a_burst, me_age: float, seconds: float) -> list[tuple[int, float]]:
+        """Publish, every 50 ms for ``seconds``: me at the origin stamped ``me_age`` s ago,
+        b far away, and a's positions ``a_burst`` one after the other (stamped in that
+        order); then (agent_neighbors, odometry_age) of 'me' in the statuses that came."""
+        statuses.clear()
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            now = time.time()
+            publishers["me"].publish(stamped_odometry("me", (0.0, 0.0), now - me_age))
+            publishers["b"].publish(stamped_odometry("b", (40.0, 10.0), now))
+            for j, xy in enumerate(a_burst):
+                publishers["a"].publish(stamped_odometry("a", xy, now - 0.01 * (
+                    len(a_burst) - 1 - j)))
+            time.sleep(0.05)
+        return [(s.agents[0].agent_neighbors, s.agents[0].odometry_age)
+                for s in list(statuses) if s.agents and s.agents[0].active]
+
+    deadline = time.monotonic() + 60.0  # kernels loading
+    while not (seen := neighbors_while([NEAR], 0.0, 0.5)):
+        assert time.monotonic() < deadline, "no active status from orca_node"
+    assert seen[-1][0] == 1  # a is a neighbour
+    # a's burst ends far away: the newest counts, a is no neighbour (but at a step that came
+    # in the middle of a burst, once at most).
+    seen = neighbors_while([NEAR, NEAR, FAR], 0.0, 1.5)
+    assert len(seen) >= 5 and sum(n == 0 for n, _ in seen[2:]) >= len(seen) - 3, seen
+    # Ends near: a neighbour again. me's odometry, now stamped 0.2 s before it is sent, is
+    # reported as that old (plus at most a step and the delivery) once its stamps pass the
+    # last one stamped as sent (an older stamp is out of order: dropped), 0.2 s later.
+    seen = neighbors_while([FAR, FAR, NEAR], 0.2, 2.0)
+    assert len(seen) >= 12 and sum(n == 1 for n, _ in seen[2:]) >= len(seen) - 3, seen
+    assert all(0.2 <= age < 0.2 + 0.25 for _, age in seen[8:]), seen
