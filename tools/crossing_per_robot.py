@@ -7,7 +7,9 @@ share itself), in a ROS domain of the run's own on loopback (``planning_collisio
 processes``). After ``--seconds`` of wall time from the start of simulated time the nodes are
 stopped; fleet_sim writes its trajectories, from which the run is judged: robots arrived,
 contacts (fleet_sim's referee), smallest separation. One line per run, then a summary; the
-machine's load average is printed with each run (this is a 2-core test of starvation).
+machine's load average is printed with each run (this is a 2-core test of starvation), with
+each node's control rate (its ``/diagnostics``, heard by a listener of this script's: the
+median and the worst of each node, then over the nodes) and CPU (``/proc``, over the run).
 
     .venv/bin/python tools/crossing_per_robot.py [--runs 5] [--seconds 90]
         [--sim name=value ...] [--orca name=value ...]
@@ -21,9 +23,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +37,10 @@ import yaml
 from planning_collision.resources import config_file
 from planning_collision.ros import processes
 from planning_collision.sim.scenario import load_scenario
+from planning_collision.sim.trajectory_contacts import contact_lines, smallest_separation
 
 SCENARIO = Path(config_file("scenarios/crossing24.yaml"))
+TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def value(text: str):
@@ -56,6 +63,102 @@ def orca_parameters(scenario, extra: dict) -> dict:
     return blocks
 
 
+class RateListener:
+    """Each orca_node's achieved control rate, from the "control loop" entries of
+    /diagnostics (one a second per node), heard in the run's domain by a node of this
+    process, spun in a thread; :meth:`summary` counts those after :meth:`start_counting`
+    (all of them when it was never called: simulated time never started)."""
+
+    def __init__(self, domain: int):
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+
+        processes.apply_network_rule(domain)  # this process's own node: the same rule
+        self.rates: dict[str, list[tuple[float, float]]] = defaultdict(list)  # (time, Hz)
+        self.since, self.until = -float("inf"), float("inf")
+        self.context = Context()
+        rclpy.init(context=self.context, domain_id=domain)
+        self.node = rclpy.create_node("crossing_rates", context=self.context)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 50)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        while not self._stop.is_set():
+            self.executor.spin_once(timeout_sec=0.1)
+
+    def _on_diagnostics(self, msg) -> None:
+        now = time.monotonic()
+        for status in msg.status:
+            label, _, what = status.name.rpartition(": ")
+            if what == "control loop":
+                values = {kv.key: kv.value for kv in status.values}
+                if values.get("state") == "active" and "achieved_rate" in values:
+                    self.rates[label].append((now, float(values["achieved_rate"])))
+
+    def start_counting(self) -> None:
+        self.since = time.monotonic()
+
+    def stop_counting(self) -> None:
+        """Before the nodes are stopped (a stopping node reports 0 Hz)."""
+        self.until = time.monotonic()
+
+    def summary(self, nodes: int) -> dict:
+        """Over the nodes: the median of their median rates, the lowest median and the
+        lowest rate any node reported (its name), nodes heard."""
+        heard = {label: [(t, hz) for t, hz in r if self.since <= t <= self.until]
+                 for label, r in list(self.rates.items())}
+        heard = {label: r for label, r in heard.items() if r}
+        if not heard:
+            return {"rate_nodes_heard": f"0/{nodes}"}
+        medians = {label: statistics.median(hz for _, hz in r) for label, r in heard.items()}
+        label, (t, hz) = min(((label, min(r, key=lambda e: e[1])) for label, r in heard.items()),
+                             key=lambda item: item[1][1])
+        start = self.since if self.since > -float("inf") else min(
+            r[0][0] for r in heard.values())
+        return {"rate_nodes_heard": f"{len(heard)}/{nodes}",
+                "rate_median_hz": round(statistics.median(medians.values()), 1),
+                "rate_lowest_median_hz": round(min(medians.values()), 1),
+                "rate_worst_hz": f"{hz:.1f} ({label}, {t - start:.0f} s in)"}
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5.0)
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        self.context.try_shutdown()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (nan once it has ended)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def cpu_of(procs: dict, before: dict[str, float], seconds: float) -> dict:
+    """The mean CPU of the orca_nodes and fleet_sim's, in percent of a core, since
+    ``before`` (CPU seconds of each process) over ``seconds``."""
+    cpu = {name: 100.0 * (cpu_seconds(proc.pid) - before[name]) / seconds
+           for name, proc in procs.items()}
+    return {"node_cpu_percent": round(statistics.mean(
+                c for name, c in cpu.items() if name.startswith("orca_")), 1),
+            "fleet_sim_cpu_percent": round(cpu["fleet_sim"], 1)}
+
+
+def forgotten_count(procs: dict) -> int:
+    """How many times the orca_nodes logged an observed robot's odometry as forgotten."""
+    return sum(sum("forgotten" in line for line in list(proc.lines))
+               for name, proc in procs.items() if name.startswith("orca_"))
+
+
 def one_run(index: int, args, scenario, workdir: Path) -> dict:
     domain = processes.pick_domain_id()
     trajectory = workdir / f"run{index}.npz"
@@ -66,18 +169,21 @@ def one_run(index: int, args, scenario, workdir: Path) -> dict:
     commands = {
         "map_publisher": processes.node_command(
             "planning_collision.ros.map_publisher", [config_file("map_publisher.yaml")],
-            {"scenario": str(SCENARIO)}),
+            {"scenario": str(args.scenario)}),
         "fleet_sim": processes.node_command(
             "planning_collision.ros.fleet_sim", [config_file("fleet_sim.yaml")],
-            {"scenario": str(SCENARIO), "trajectory_file": str(trajectory),
+            {"scenario": str(args.scenario), "trajectory_file": str(trajectory),
              "start": "commands", "publish_markers": False, **args.sim}),
     }
     for robot in scenario.robots:
-        commands[f"orca_{robot.name}"] = processes.node_command(
+        commands[f"orca_{robot.name}"] = [*(("nice", "-n", str(args.node_nice))
+                                            if args.node_nice else ()),
+                                          *processes.node_command(
             "planning_collision.ros.orca_node", [config_file("orca.yaml"), params_file],
-            {"publish_markers": False}, node_name=f"orca_{robot.name}")
+            {"publish_markers": False}, node_name=f"orca_{robot.name}")]
     procs, files = {}, []
     started = time.monotonic()
+    rates = RateListener(domain)
     try:
         for name, command in commands.items():
             log = open(logs / f"{name}.log", "w")  # noqa: SIM115 (closed below)
@@ -85,29 +191,34 @@ def one_run(index: int, args, scenario, workdir: Path) -> dict:
             procs[name] = processes.RosProcess(name, command, domain, output=log)
         # "simulated time starts: <why>" (its announcement says "... starts once ...").
         if not procs["fleet_sim"].wait_for_line("simulated time starts:", args.start_timeout):
-            return {"run": index, "error": "simulated time never started", "domain": domain}
+            rates.stop_counting()
+            wall = time.monotonic() - started
+            return {"run": index, "error": "simulated time never started", "domain": domain,
+                    "load": os.getloadavg()[0], **rates.summary(len(scenario.robots)),
+                    **cpu_of(procs, dict.fromkeys(procs, 0.0), wall),
+                    "odometry_forgotten": forgotten_count(procs)}
         load_at_start = os.getloadavg()[0]
+        rates.start_counting()
+        cpu_before = {name: cpu_seconds(proc.pid) for name, proc in procs.items()}
         time.sleep(args.seconds)
+        rates.stop_counting()
+        cpu = cpu_of(procs, cpu_before, args.seconds)
     finally:
         for name in reversed(list(procs)):
             procs[name].stop(timeout=15.0)
         for log in files:
             log.close()
+        rates.close()
     data = np.load(trajectory)
     if data["times"].size < 2:
         return {"run": index, "error": "no simulated step recorded", "domain": domain}
-    x, y, radius = data["x"], data["y"], data["radius"]
-    gaps = np.hypot(x[:, :, None] - x[:, None, :], y[:, :, None] - y[:, None, :]) \
-        - (radius[:, None] + radius[None, :])
-    n = radius.size
-    gaps[:, np.arange(n), np.arange(n)] = np.inf
-    return {"run": index, "arrived": int(np.isfinite(data["arrival_time"]).sum()), "robots": n,
+    return {"run": index, "arrived": int(np.isfinite(data["arrival_time"]).sum()),
+            "robots": int(data["radius"].size),
             "makespan": float(np.nanmax(data["arrival_time"])),
-            "contacts": [f"{t:.2f} s {a}-{b}" for t, a, b in zip(
-                data["contact_time"], data["contact_robot"], data["contact_other"],
-                strict=True)],
-            "min_separation": float(gaps.min()), "load": load_at_start,
-            "wall": time.monotonic() - started}
+            "contacts": contact_lines(data), "min_separation": smallest_separation(data),
+            "load": load_at_start, "wall": time.monotonic() - started,
+            **rates.summary(len(scenario.robots)), **cpu,
+            "odometry_forgotten": forgotten_count(procs)}
 
 
 def main(argv=None) -> int:
@@ -119,10 +230,15 @@ def main(argv=None) -> int:
     parser.add_argument("--sim", nargs="*", default=[], metavar="NAME=VALUE")
     parser.add_argument("--orca", nargs="*", default=[], metavar="NAME=VALUE")
     parser.add_argument("--keep", type=Path, help="keep the logs and trajectories here")
+    parser.add_argument("--node-nice", type=int, default=0, metavar="N",
+                        help="run the orca_nodes N steps nicer than fleet_sim (the simulated "
+                        "robots and referee), which then is not starved by them")
+    parser.add_argument("--scenario", type=Path, default=SCENARIO,
+                        help="another scenario (e.g. a smaller one to try the script)")
     args = parser.parse_args(argv)
     args.sim = {k: value(v) for k, _, v in (s.partition("=") for s in args.sim)}
     args.orca = {k: value(v) for k, _, v in (s.partition("=") for s in args.orca)}
-    scenario = load_scenario(SCENARIO)
+    scenario = load_scenario(args.scenario)
     good = 0
     with tempfile.TemporaryDirectory(prefix="crossing24_") as tmp:
         workdir = args.keep or Path(tmp)

@@ -56,21 +56,15 @@ def one_demo(output: Path, sim: dict, orca: dict) -> int:
 
 def judge(trajectory: Path) -> dict:
     """Contacts, smallest separation between robots, arrivals from fleet_sim's file."""
+    from planning_collision.sim.trajectory_contacts import contact_lines, smallest_separation
+
     data = np.load(trajectory)
-    x, y, radius = data["x"], data["y"], data["radius"]
-    gaps = np.hypot(x[:, :, None] - x[:, None, :], y[:, :, None] - y[:, None, :]) \
-        - (radius[:, None] + radius[None, :])
-    n = radius.size
-    gaps[:, np.arange(n), np.arange(n)] = np.inf
     arrival = data["arrival_time"]
     robots = arrival[data["orca"].astype(bool)]  # the person's walk is not the fleet's time
-    return {"arrived": int(np.isfinite(arrival).sum()), "robots": n,
+    return {"arrived": int(np.isfinite(arrival).sum()), "robots": arrival.size,
             "all_arrived_s": float(np.max(robots)) if np.isfinite(robots).all()
             else float("nan"),
-            "contacts": [f"{t:.2f} s {a}-{b}" for t, a, b in zip(
-                data["contact_time"], data["contact_robot"], data["contact_other"],
-                strict=True)],
-            "min_separation": float(gaps.min())}
+            "contacts": contact_lines(data), "min_separation": smallest_separation(data)}
 
 
 def main(argv=None) -> int:

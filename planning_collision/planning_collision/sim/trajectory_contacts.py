@@ -5,11 +5,13 @@ to walk into a standing robot, never a robot to drive into someone.
 A contact's pair is (robot, other) in scenario order, so a person listed before a robot is the
 pair's first name: both agents' speeds are read, and the contact counts against the robots
 when an ORCA-driven agent of the pair moved faster than ``MOVING`` over the recorded step
-before the contact.
+before the contact. :func:`smallest_separation` and :func:`contact_lines` summarise a run for
+the scripts that judge runs (tools/crossing_per_robot.py, tools/demo_with_network.py).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -57,3 +59,24 @@ def contacts_of(trajectory: Mapping[str, np.ndarray], moving: float = MOVING) ->
             j is not None and bool(orca[j]) and other_speed > moving)
         found.append(Contact(when, robot, other, robot_speed, other_speed, driven))
     return found
+
+
+def smallest_separation(trajectory: Mapping[str, np.ndarray]) -> float:
+    """The smallest gap between two agents' discs over the recorded run, in metres (negative:
+    they overlapped; inf with fewer than two agents or no step)."""
+    x = np.asarray(trajectory["x"], dtype=np.float64)
+    y = np.asarray(trajectory["y"], dtype=np.float64)
+    radius = np.asarray(trajectory["radius"], dtype=np.float64)
+    n = radius.size
+    if n < 2 or x.shape[0] == 0:
+        return math.inf
+    a, b = np.triu_indices(n, k=1)
+    gaps = np.hypot(x[:, a] - x[:, b], y[:, a] - y[:, b]) - (radius[a] + radius[b])
+    return float(gaps.min())
+
+
+def contact_lines(trajectory: Mapping[str, np.ndarray]) -> list[str]:
+    """Each recorded contact as ``"<time> s <robot>-<other>"``, in the order recorded."""
+    return [f"{float(t):.2f} s {a}-{b}" for t, a, b in zip(
+        trajectory["contact_time"], trajectory["contact_robot"], trajectory["contact_other"],
+        strict=True)]

@@ -1,0 +1,130 @@
+"""What one per-robot orca_node costs in the 24-robot crossing: CPU per thread, from /proc.
+
+Starts fleet_sim (``crossing24.yaml``, 50 Hz odometry of 24 standing robots: simulated time
+waits for commands that never all come) and ONE orca_node, ``orca_robot1``, with the
+parameters ``tools/crossing_per_robot.py`` gives it (robot1 its own, the 23 others observed),
+in a ROS domain of its own on loopback. Once the node's kernels are ready and it has heard
+every robot, it samples each process's threads (``/proc/<pid>/task/*/stat``, user + system
+time) over ``--seconds`` and prints the CPU of each process and of its busiest threads, so the
+Python thread (the executor, the callbacks, the control step) and Fast DDS's receive and
+event threads are told apart. ``--observed none`` runs the same node observing no one (its
+own odometry only: 50 messages a second instead of 1,200), to tell the per-message cost from
+the per-step cost; ``--orca name=value`` adds parameters.
+
+    .venv/bin/python tools/orca_node_cpu.py [--seconds 20] [--observed none] [--orca ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from crossing_per_robot import SCENARIO, orca_parameters  # noqa: E402
+
+from planning_collision.resources import config_file  # noqa: E402
+from planning_collision.ros import processes  # noqa: E402
+from planning_collision.sim.scenario import load_scenario  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def thread_times(pid: int) -> dict[int, tuple[str, float]]:
+    """tid -> (thread name, user + system CPU seconds) of every thread of ``pid``."""
+    found = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            text = (task / "stat").read_text()
+        except OSError:  # the thread ended
+            continue
+        name = text[text.index("(") + 1:text.rindex(")")]
+        fields = text[text.rindex(")") + 2:].split()
+        found[int(task.name)] = (name, (int(fields[11]) + int(fields[12])) / TICKS)
+    return found
+
+
+def cpu_by_thread(pid: int, seconds: float) -> tuple[float, Counter]:
+    """(the process's CPU in percent of one core, percent per thread name) over ``seconds``."""
+    before, started = thread_times(pid), time.monotonic()
+    time.sleep(seconds)
+    after, wall = thread_times(pid), time.monotonic() - started
+    per_name: Counter = Counter()
+    for tid, (name, spent) in after.items():
+        per_name[name] += 100.0 * (spent - before.get(tid, (name, 0.0))[1]) / wall
+    return sum(per_name.values()), per_name
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--observed", choices=("all", "none"), default="all")
+    parser.add_argument("--orca", nargs="*", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--robot", default="robot1")
+    args = parser.parse_args(argv)
+    extra = {k: yaml.safe_load(v) for k, _, v in (s.partition("=") for s in args.orca)}
+    scenario = load_scenario(SCENARIO)
+    blocks = orca_parameters(scenario, extra)
+    node = f"orca_{args.robot}"
+    params = blocks[f"/**/{node}"]["ros__parameters"]
+    if args.observed == "none":
+        for name in params.pop("observed"):
+            params.pop(name)
+    heard = 1 + len(params.get("observed", []))
+    domain = processes.pick_domain_id()
+    with tempfile.TemporaryDirectory(prefix="orca_node_cpu_") as tmp:
+        params_file = Path(tmp) / "orca_node.yaml"
+        params_file.write_text(yaml.safe_dump({f"/**/{node}": {"ros__parameters": params}}))
+        procs = {}
+        try:
+            procs["fleet_sim"] = processes.RosProcess("fleet_sim", processes.node_command(
+                "planning_collision.ros.fleet_sim", [config_file("fleet_sim.yaml")],
+                {"scenario": str(SCENARIO), "start": "commands", "publish_markers": False}),
+                domain, echo=False)
+            procs[node] = processes.RosProcess(node, processes.node_command(
+                "planning_collision.ros.orca_node", [config_file("orca.yaml"), params_file],
+                {"publish_markers": False}, node_name=node), domain, echo=False)
+            if not procs[node].wait_for_line("kernels ready", 300.0):
+                print(f"{node} never had its kernels ready:\n" + "\n".join(procs[node].lines))
+                return 1
+            deadline = time.monotonic() + 60.0
+            while time.monotonic() < deadline and sum(
+                    "odometry received" in line for line in list(procs[node].lines)) < heard:
+                time.sleep(0.2)
+            time.sleep(3.0)  # the discovery traffic settles
+            load = os.getloadavg()[0]
+            results = {}
+            for name, proc in procs.items():  # sampled one after the other, same window
+                results[name] = proc.pid
+            samples = {}
+            import threading
+
+            def sample(name, pid):
+                samples[name] = cpu_by_thread(pid, args.seconds)
+
+            threads = [threading.Thread(target=sample, args=item) for item in results.items()]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            for proc in reversed(list(procs.values())):
+                proc.stop(timeout=10.0)
+    forgotten = sum("forgotten" in line for line in procs[node].lines)
+    print(f"{node}: {heard} robots' odometry at 50 Hz, {args.seconds:g} s window, load "
+          f"average {load:.1f} at the start, odometry forgotten {forgotten} times, "
+          f"parameters {extra}")
+    for name, (total, per_name) in samples.items():
+        threads = ", ".join(f"{t} {c:.1f}" for t, c in per_name.most_common(6) if c >= 0.05)
+        print(f"  {name}: {total:.1f} % of a core ({threads})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
