@@ -87,7 +87,7 @@ FUTURE_TOLERANCE = 0.5
 SETTING_BOUNDS: dict[str, dict] = {
     **dict.fromkeys(("time_step", "odom_timeout", "pref_speed", "neighbor_dist",
                      "time_horizon", "time_horizon_obst", "max_angular_speed", "time_to_holo",
-                     "tracking_error", "stop_pub_timeout"), {"above": 0.0}),
+                     "tracking_error", "stop_pub_timeout", "passage_max_wait"), {"above": 0.0}),
     **dict.fromkeys(("latency_allowance", "goal_tolerance", "safety_margin",
                      "symmetry_breaking", "keep_apart_margin", "localization_timeout",
                      "localization_travel", "command_latency"), {"at_least": 0.0}),
@@ -132,6 +132,7 @@ class FleetSettings:
     localization_timeout: float = 1.0
     localization_travel: float = 0.5
     command_latency: float = 0.0  # seconds from publishing a command to the base applying it
+    passage_max_wait: float = 10.0  # seconds a side waits for a passage before it turns
 
     def check(self) -> None:
         """Raise ValueError naming the first setting the fleet cannot run with."""
@@ -663,29 +664,32 @@ class FleetController:
             # users by route, or without a goal (cmd_vel) by preferred velocity (travel.py)
             told = self.passages.coordinate(here, goals[idx], velocities[idx],
                                             np.ones(idx.size, dtype=bool), ids=idx,
-                                            keep_clear=goals[np.isfinite(goals).all(axis=1)])
+                                            keep_clear=goals[np.isfinite(goals).all(axis=1)],
+                                            now=now, max_wait=self.settings.passage_max_wait)
             velocities[idx] = told.velocities
         if self.progress is not None:
-            velocities = self._unstall(now, place, active & ~moving, goals, preferred,
-                                       velocities)
+            velocities = self._unstall(now, place, active, goals, preferred, velocities)
         navigation = preferred.navigation  # cmd_vel: told otherwise, not the command itself
         if navigation is not None:
             navigation = navigation.copy()
             navigation[(velocities != preferred.velocities).any(axis=1)] = np.nan
         return preferred._replace(velocities=velocities, navigation=navigation)
 
-    def _unstall(self, now: float, place: _Placement, standing: np.ndarray, goals,
+    def _unstall(self, now: float, place: _Placement, active: np.ndarray, goals,
                  preferred: _Preferred, velocities: np.ndarray) -> np.ndarray:
-        """The preferred ``velocities`` with the stalled robots yielding and the parked ones
-        (``standing`` active robots with a goal) making room (fleet/progress.py); progress
-        by route to the goal where there is one, else along the preferred velocity."""
+        """The preferred ``velocities`` with the stalled robots yielding and the standing
+        ones making room (fleet/progress.py): the ``active`` robots with a goal that want no
+        velocity, at their goal or told to stand by the passage rule (robots filing in
+        through a door stood beside the first one and hemmed it in for good: doorway of
+        16, seed 9); progress by route to the goal where there is one, else along the
+        preferred velocity."""
         wants = np.abs(velocities).max(axis=1) > 0.0
         distance = np.where(np.isfinite(preferred.distance_to_goal),
                             preferred.distance_to_goal, np.inf)
         if self.routes is not None:
             for i in np.flatnonzero(wants & np.isfinite(goals).all(axis=1)):
                 distance[i] = self.routes.route_length(place.positions[i], goals[i])
-        parked = standing & np.isfinite(goals).all(axis=1)  # at its goal
+        parked = active & ~wants & np.isfinite(goals).all(axis=1)  # standing, with a goal
         velocities, _ = self.progress.resolve(now, place.positions[:self.controlled],
                                               velocities, distance, wants, parked)
         return velocities

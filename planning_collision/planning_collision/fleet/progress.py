@@ -31,6 +31,12 @@ and 86.) Stalled robots ask in priority order; a parked robot serves the first t
 is not asked again while it gives way. Deterministic from positions, routes and the agent
 order, as the rest.
 
+The controller counts as parked every robot with a goal that stands: at its goal, or told to
+stand by the passage rule (fleet/passages.py). Robots of one batch filing in through a door
+stood beside the first one, 0.63 and 0.68 m off on either side of it; ORCA left it no way
+between them and, as they were not at their goals, nobody asked them to move (doorway of
+16, seed 9: every robot stood from 12 s on).
+
 :class:`ProgressMonitor` keeps, per controlled agent, its best distance so far, when it last
 improved and until when it yields: a few arrays, updated once per control step.
 """

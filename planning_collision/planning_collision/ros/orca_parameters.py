@@ -217,6 +217,10 @@ PARAMETERS = _bounded((
           "found on the map, let one direction through at a time (robots with a goal)."),
     Param("passage_zone", 1.5, "Metres around a passage in which robots of the waiting "
           "direction stop (backing away from its mouth within 1 m).", above=0.0),
+    Param("passage_max_wait", 10.0, "With passages: seconds the robots of one side may wait "
+          "for a passage; then it admits nobody more of the side it serves and turns to them "
+          "once the robots already in it are through (decided from the control clock and "
+          "the positions, the same on every node).", dynamic=True, above=0.0),
     Param("passage_zones", [], "With passages: more passages, declared as polygons in "
           "global_frame (as Open-RMF's mutex groups), each one string of at least three "
           "vertices 'x1 y1, x2 y2, x3 y3, ...': robots go through each one direction at a "
