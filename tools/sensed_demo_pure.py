@@ -3,7 +3,7 @@ the sensed crossings (no ROS; issue #25): where the scanned demo's contacts come
 seconds per seed instead of a minute per DDS run.
 
     nice -n 19 .venv/bin/python tools/sensed_demo_pure.py --seeds 0 6
-    nice -n 19 .venv/bin/python tools/sensed_demo_pure.py --accel-noise 0.1 --brake-time 0
+    nice -n 19 .venv/bin/python tools/sensed_demo_pure.py --accel-noise 0.5 --brake-time 0
 
 The 16 robots of ``config/scenarios/swap_room.yaml`` (their starts, goals and drives, at the
 demo's preferred 0.5 m/s) and person1 walking its straight line at 0.4 m/s from the start,

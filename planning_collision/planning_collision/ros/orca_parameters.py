@@ -268,7 +268,7 @@ PARAMETERS = _bounded((
           "published.", at_least=1),
     Param("track_measurement_noise", 0.05, "Standard deviation (m) of a cluster's centre.",
           above=0.0),
-    Param("track_accel_noise", 0.5, "How fast (m^2/s^3, white-noise acceleration) a "
+    Param("track_accel_noise", 0.1, "How fast (m^2/s^3, white-noise acceleration) a "
           "track's velocity may change.", above=0.0),
     Param("track_still_speed", 0.1, "Tracks slower than this (m/s) are avoided as standing "
           "obstacles.", at_least=0.0),
