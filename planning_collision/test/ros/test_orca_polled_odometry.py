@@ -174,3 +174,33 @@ def test_orca_node_follows_the_newest_odometry_it_takes_at_each_step(running_orc
     seen = neighbors_while([FAR, FAR, NEAR], 0.2, 2.0)
     assert len(seen) >= 12 and sum(n == 1 for n, _ in seen[2:]) >= len(seen) - 3, seen
     assert all(0.2 <= age < 0.2 + 0.25 for _, age in seen[8:]), seen
+
+
+def test_an_inactive_node_still_takes_odometry_so_its_publisher_counts_as_sending():
+    """Configured, not active: the step timer only takes, and the Resubscriber sees the
+    odometry delivered (it would otherwise subscribe again to a publisher that sends)."""
+    context = Context()
+    rclpy.init(context=context)
+    node = OrcaNode(context=context, parameter_overrides=[
+        Parameter("agents", value=["idle"]), Parameter("autostart", value=False),
+        Parameter("publish_markers", value=False)])
+    sender = rclpy.create_node("polled_inactive_sender", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    try:
+        node.trigger_configure()
+        assert node.state == "inactive"
+        publisher = sender.create_publisher(Odometry, "/idle/odom", LATEST)
+        entry = node._odometry._entries[0]
+        deadline = time.monotonic() + 10.0
+        while not entry.delivered:
+            assert time.monotonic() < deadline, "the inactive node never took the odometry"
+            publisher.publish(stamped_odometry("idle", (0.0, 0.0), time.time()))
+            executor.spin_once(timeout_sec=0.05)
+        assert not node.active
+    finally:
+        node.close()
+        executor.shutdown()
+        node.destroy_node()
+        sender.destroy_node()
+        rclpy.try_shutdown(context=context)
