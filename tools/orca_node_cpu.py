@@ -9,7 +9,9 @@ time) over ``--seconds`` and prints the CPU of each process and of its busiest t
 Python thread (the executor, the callbacks, the control step) and Fast DDS's receive and
 event threads are told apart. ``--observed none`` runs the same node observing no one (its
 own odometry only: 50 messages a second instead of 1,200), to tell the per-message cost from
-the per-step cost; ``--orca name=value`` adds parameters.
+the per-step cost; ``--orca name=value`` adds parameters. Both processes run as nice as this
+script (their scheduler groups too, see ``crossing_per_robot.set_nice``): under ``nice -n 19``
+on a busy machine they are starved and the numbers mean little; measure on a quiet one.
 
     .venv/bin/python tools/orca_node_cpu.py [--seconds 20] [--observed none] [--orca ...]
 """
