@@ -22,7 +22,6 @@ robot arrived and no contact.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import statistics
 import sys
@@ -144,18 +143,6 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
-def set_nice(pid: int, nice: int) -> None:
-    """Process ``pid``'s niceness: its own, and its autogroup's. Each node process is a
-    session of its own, and where the kernel groups sessions (``sched_autogroup_enabled``) a
-    new session's group starts at nice 0 whatever its processes' nice: without this, nodes
-    started by a script under ``nice -n 19`` would compete at full weight."""
-    nice = min(nice, 19)
-    with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, pid, nice)
-    with contextlib.suppress(OSError):
-        Path(f"/proc/{pid}/autogroup").write_text(str(nice))
-
-
 def cpu_of(procs: dict, before: dict[str, float], seconds: float) -> dict:
     """The mean CPU of the orca_nodes and fleet_sim's, in percent of a core, since
     ``before`` (CPU seconds of each process) over ``seconds``."""
@@ -199,8 +186,9 @@ def one_run(index: int, args, scenario, workdir: Path) -> dict:
         for name, command in commands.items():
             log = open(logs / f"{name}.log", "w")  # noqa: SIM115 (closed below)
             files.append(log)
-            procs[name] = processes.RosProcess(name, command, domain, output=log)
-            set_nice(procs[name].pid, os.nice(0) + (args.node_nice * name.startswith("orca_")))
+            procs[name] = processes.RosProcess(
+                name, command, domain, output=log,
+                nice=os.nice(0) + args.node_nice * name.startswith("orca_"))
         # "simulated time starts: <why>" (its announcement says "... starts once ...").
         if not procs["fleet_sim"].wait_for_line("simulated time starts:", args.start_timeout):
             rates.stop_counting()

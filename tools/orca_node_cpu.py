@@ -10,7 +10,7 @@ Python thread (the executor, the callbacks, the control step) and Fast DDS's rec
 event threads are told apart. ``--observed none`` runs the same node observing no one (its
 own odometry only: 50 messages a second instead of 1,200), to tell the per-message cost from
 the per-step cost; ``--orca name=value`` adds parameters. Both processes run as nice as this
-script (their scheduler groups too, see ``crossing_per_robot.set_nice``): under ``nice -n 19``
+script (their scheduler groups too, see ``processes.set_nice``): under ``nice -n 19``
 on a busy machine they are starved and the numbers mean little; measure on a quiet one.
 
     .venv/bin/python tools/orca_node_cpu.py [--seconds 20] [--observed none] [--orca ...]
@@ -30,7 +30,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from crossing_per_robot import SCENARIO, orca_parameters, set_nice  # noqa: E402
+from crossing_per_robot import SCENARIO, orca_parameters  # noqa: E402
 
 from planning_collision.resources import config_file  # noqa: E402
 from planning_collision.ros import processes  # noqa: E402
@@ -93,8 +93,6 @@ def main(argv=None) -> int:
             procs[node] = processes.RosProcess(node, processes.node_command(
                 "planning_collision.ros.orca_node", [config_file("orca.yaml"), params_file],
                 {"publish_markers": False}, node_name=node), domain, echo=False)
-            for proc in procs.values():  # as nice as this script (see set_nice)
-                set_nice(proc.pid, os.nice(0))
             if not procs[node].wait_for_line("kernels ready", 300.0):
                 print(f"{node} never had its kernels ready:\n" + "\n".join(procs[node].lines))
                 return 1
