@@ -1,0 +1,149 @@
+"""What one control step of a per-robot orca_node costs in the 24-robot crossing, from inside.
+
+The same setup as ``tools/orca_node_cpu.py`` (fleet_sim with the crossing's 24 standing
+robots at 50 Hz in a process, in a ROS domain of its own on loopback; ``orca_robot1`` with
+the crossing's parameters: robot1 its own, the 23 others observed), but the node runs in this
+process, on the EventsExecutor orca_node uses, so its steps can be timed one by one: the CPU
+time of this thread (``time.thread_time``, which a loaded machine inflates far less than wall
+time) spent in each ``_step``, and in each of its phases (the node's own ``PhaseTimes``
+marks). ``--profile FILE`` also runs cProfile over the steps only and writes its stats.
+
+    .venv/bin/python tools/orca_step_profile.py [--seconds 20] [--observed none]
+        [--orca name=value ...] [--profile step.prof]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from crossing_per_robot import SCENARIO, orca_parameters  # noqa: E402
+
+from planning_collision.resources import config_file  # noqa: E402
+from planning_collision.ros import processes  # noqa: E402
+from planning_collision.sim.scenario import load_scenario  # noqa: E402
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--observed", choices=("all", "none"), default="all")
+    parser.add_argument("--orca", nargs="*", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--robot", default="robot1")
+    parser.add_argument("--profile", metavar="FILE")
+    args = parser.parse_args(argv)
+    extra = {k: yaml.safe_load(v) for k, _, v in (s.partition("=") for s in args.orca)}
+    blocks = orca_parameters(load_scenario(SCENARIO), extra)
+    node_name = f"orca_{args.robot}"
+    params = blocks[f"/**/{node_name}"]["ros__parameters"]
+    if args.observed == "none":
+        for name in params.pop("observed"):
+            params.pop(name)
+    heard = 1 + len(params.get("observed", []))
+    domain = processes.pick_domain_id()
+    processes.apply_network_rule(domain)  # this process's node: the same rule
+
+    import rclpy
+
+    from planning_collision.ros.node_executor import events_executor
+    from planning_collision.ros.orca_node import OrcaNode
+    from planning_collision.ros.type_registration import register_types_early
+
+    with tempfile.TemporaryDirectory(prefix="orca_step_profile_") as tmp:
+        params_file = Path(tmp) / "orca_node.yaml"
+        params_file.write_text(yaml.safe_dump({f"/**/{node_name}": {"ros__parameters": params}}))
+        sim = processes.RosProcess("fleet_sim", processes.node_command(
+            "planning_collision.ros.fleet_sim", [config_file("fleet_sim.yaml")],
+            {"scenario": str(SCENARIO), "start": "commands", "publish_markers": False}),
+            domain, echo=False)
+        node = executor = None
+        profile = cProfile.Profile() if args.profile else None
+        measuring = {"on": False}
+        step = OrcaNode._step
+
+        def timed_step(self):  # the step, its CPU time and its phases' (PhaseTimes.mark)
+            if not measuring["on"]:
+                return step(self)
+            marks = {}
+            mark = self._phases.mark
+
+            def timed_mark(phase):
+                marks[phase] = time.thread_time()
+                mark(phase)
+
+            self._phases.mark = timed_mark
+            c0, w0 = time.thread_time(), time.perf_counter()
+            if profile is not None:
+                profile.enable()
+            try:
+                step(self)
+            finally:
+                if profile is not None:
+                    profile.disable()
+                del self._phases.mark
+            measuring["cpu"].append(time.thread_time() - c0)
+            measuring["wall"].append(time.perf_counter() - w0)
+            last = c0
+            for phase, at in marks.items():
+                measuring["phases"][phase].append(at - last)
+                last = at
+
+        OrcaNode._step = timed_step  # before the node's timer binds it
+        rclpy.init(args=["orca_step_profile", "--ros-args", "--params-file",
+                         str(config_file("orca.yaml")), "--params-file", str(params_file),
+                         "-p", "publish_markers:=false", "-r", f"__node:={node_name}"])
+        try:
+            register_types_early()
+            node = OrcaNode()
+            executor = events_executor(node)
+            executor.add_node(node)
+            deadline = time.monotonic() + 300.0
+            while time.monotonic() < deadline and not (
+                    node.kernels_ready.is_set() and node.fleet is not None
+                    and node._last_step is not None
+                    and int(node._last_step.fresh.sum()) >= heard):
+                executor.spin_once(timeout_sec=0.1)
+            if node._last_step is None or int(node._last_step.fresh.sum()) < heard:
+                print("the node never heard every robot")
+                return 1
+            measuring.update(on=True, cpu=[], wall=[], phases=defaultdict(list))
+            load = os.getloadavg()[0]
+            thread0, until = time.thread_time(), time.monotonic() + args.seconds
+            while time.monotonic() < until:
+                executor.spin_once(timeout_sec=0.1)
+            thread_total = time.thread_time() - thread0
+            measuring["on"] = False
+        finally:
+            if executor is not None:
+                executor.shutdown()
+            if node is not None:
+                node.destroy_node()
+            rclpy.try_shutdown()
+            sim.stop(timeout=10.0)
+    if profile is not None:
+        profile.dump_stats(args.profile)
+    cpu, wall, phases = measuring["cpu"], measuring["wall"], measuring["phases"]
+    ms = 1e3
+    print(f"{node_name}: {heard} robots' odometry, {len(cpu)} steps in {args.seconds:g} s, "
+          f"load average {load:.1f} at the start, parameters {extra}")
+    print(f"  step CPU ms: median {statistics.median(cpu) * ms:.3f}, mean "
+          f"{statistics.fmean(cpu) * ms:.3f}; wall ms median {statistics.median(wall) * ms:.3f}")
+    print("  phases, CPU ms (mean): " + ", ".join(
+        f"{p} {statistics.fmean(v) * ms:.3f}" for p, v in phases.items()))
+    print(f"  this thread: {100 * thread_total / args.seconds:.1f} % of a core, steps "
+          f"{100 * sum(cpu) / args.seconds:.1f} %")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
