@@ -155,7 +155,7 @@ def cpu_of(procs: dict, before: dict[str, float], seconds: float) -> dict:
 
 def forgotten_count(procs: dict) -> int:
     """How many times the orca_nodes logged an observed robot's odometry as forgotten."""
-    return sum(sum("forgotten" in line for line in list(proc.lines))
+    return sum(sum(line.count("forgotten") for line in list(proc.lines))
                for name, proc in procs.items() if name.startswith("orca_"))
 
 

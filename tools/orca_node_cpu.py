@@ -98,7 +98,7 @@ def main(argv=None) -> int:
                 return 1
             deadline = time.monotonic() + 60.0
             while time.monotonic() < deadline and sum(
-                    "odometry received" in line for line in list(procs[node].lines)) < heard:
+                    line.count("odometry received") for line in list(procs[node].lines)) < heard:
                 time.sleep(0.2)
             time.sleep(3.0)  # the discovery traffic settles
             load = os.getloadavg()[0]
@@ -116,7 +116,7 @@ def main(argv=None) -> int:
         finally:
             for proc in reversed(list(procs.values())):
                 proc.stop(timeout=10.0)
-    forgotten = sum("forgotten" in line for line in procs[node].lines)
+    forgotten = sum(line.count("forgotten") for line in procs[node].lines)
     print(f"{node}: {heard} robots' odometry at 50 Hz, {args.seconds:g} s window, load "
           f"average {load:.1f} at the start, odometry forgotten {forgotten} times, "
           f"parameters {extra}")
