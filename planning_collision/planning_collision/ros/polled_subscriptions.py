@@ -30,18 +30,11 @@ import time
 from collections.abc import Callable
 
 from rclpy.node import Node
-from rclpy.qos import HistoryPolicy
 from rclpy.subscription import Subscription
 
-#: Messages taken from one subscription per :meth:`PolledSubscriptions.take` at most (a deeper
-#: queue is drained to its newest, within this bound). A keep-last depth-1 reader holds one, so
-#: it is taken once: a second take, which finds nothing, cost as much as the first.
+#: Messages taken from one subscription per :meth:`PolledSubscriptions.take` at most (keep-last
+#: depth 1 holds one; a deeper queue is drained to its newest, within this bound).
 MAX_TAKEN = 1000
-
-
-def takes_per_poll(qos) -> int:
-    """How many takes drain a reader with this QoS to its newest sample (or more)."""
-    return 1 if qos.history == HistoryPolicy.KEEP_LAST and qos.depth == 1 else MAX_TAKEN
 
 
 def arrival_time(now: float, received_ns: int, system_now_ns: int) -> float:
@@ -66,7 +59,7 @@ class PolledSubscriptions:
         self.node = Node(f"_{node.get_name()}_polled", namespace=namespace,
                          context=node.context, use_global_arguments=False,
                          start_parameter_services=False, enable_rosout=False)
-        self._callbacks: dict[Subscription, tuple[Callable, int]] = {}
+        self._callbacks: dict[Subscription, Callable] = {}
         self._destroyed = False
 
     def create_subscription(self, msg_type, topic: str, callback: Callable, qos,
@@ -74,7 +67,7 @@ class PolledSubscriptions:
         resolved = self._owner.resolve_topic_name(topic)
         subscription = self.node.create_subscription(msg_type, resolved, _never_called, qos,
                                                      raw=raw)
-        self._callbacks[subscription] = (callback, takes_per_poll(subscription.qos_profile))
+        self._callbacks[subscription] = callback
         return subscription
 
     def destroy_subscription(self, subscription: Subscription) -> None:
@@ -86,12 +79,12 @@ class PolledSubscriptions:
         with it and its arrival time (see the module's docstring); returns how many were
         delivered."""
         delivered = 0
-        for subscription, (callback, takes) in list(self._callbacks.items()):
+        for subscription, callback in list(self._callbacks.items()):
             newest = None
-            handle, msg_type, raw = subscription.handle, subscription.msg_type, subscription.raw
-            with handle:
-                for _ in range(takes):
-                    taken = handle.take_message(msg_type, raw)
+            with subscription.handle:
+                for _ in range(MAX_TAKEN):
+                    taken = subscription.handle.take_message(subscription.msg_type,
+                                                             subscription.raw)
                     if taken is None:
                         break
                     newest = taken
