@@ -116,7 +116,19 @@ def main(argv=None) -> int:
             if node._last_step is None or int(node._last_step.fresh.sum()) < heard:
                 print("the node never heard every robot")
                 return 1
-            measuring.update(on=True, cpu=[], wall=[], phases=defaultdict(list))
+            take = node._polled.take
+
+            def timed_take(now):  # the odometry taken: how many, and its CPU time
+                c0 = time.thread_time()
+                delivered = take(now)
+                if measuring["on"]:
+                    measuring["take"].append(time.thread_time() - c0)
+                    measuring["taken"].append(delivered)
+                return delivered
+
+            node._polled.take = timed_take
+            measuring.update(on=True, cpu=[], wall=[], phases=defaultdict(list), take=[],
+                             taken=[])
             load = os.getloadavg()[0]
             thread0, until = time.thread_time(), time.monotonic() + args.seconds
             while time.monotonic() < until:
@@ -140,6 +152,8 @@ def main(argv=None) -> int:
           f"{statistics.fmean(cpu) * ms:.3f}; wall ms median {statistics.median(wall) * ms:.3f}")
     print("  phases, CPU ms (mean): " + ", ".join(
         f"{p} {statistics.fmean(v) * ms:.3f}" for p, v in phases.items()))
+    print(f"  odometry take: {statistics.fmean(measuring['taken']):.1f} messages per step, "
+          f"CPU ms mean {statistics.fmean(measuring['take']) * ms:.3f}")
     print(f"  this thread: {100 * thread_total / args.seconds:.1f} % of a core, steps "
           f"{100 * sum(cpu) / args.seconds:.1f} %")
     return 0
