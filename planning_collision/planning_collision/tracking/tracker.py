@@ -21,7 +21,7 @@ Each robot sees its own side of a person, sometimes only part of it (the rest hi
 dropped with a known robot's points): a cluster narrower than the track's radius has its
 centre up to the missing radius nearer its viewer, so that missing radius is added to its
 measurement noise (for the gate, the assignment's cost and the correction). A cluster left over
-whose centre lies on a track's disc is a second arc of that track, not a new one; and of two
+whose disc lies on a track's disc is a second arc of that track, not a new one; and of two
 tracks whose centres lie on each other's discs with velocities agreeing within the gate, the
 one seen fewer times is dropped. A track's radius follows a wider cluster at once (smoothed)
 but a narrower one at most ``radius_shrink`` m/s: partial arcs would shrink it, and with it
@@ -225,9 +225,12 @@ class Tracker:
                 w, r = s.radius_smoothing, self._radius[tracks]
                 smoothed = (1 - w) * r + w * clusters.radii[matched]
                 self._radius[tracks] = np.maximum(smoothed, r - s.radius_shrink * dt[tracks])
-            # A leftover cluster whose centre lies on a track's disc is part of that track's
-            # object (a second arc of it in one scan), never a new person.
-            inside = (d2 <= self._radius[:, None] ** 2).any(axis=0)
+            # A leftover cluster whose disc lies on a track's disc (within two measurement
+            # deviations) is part of that track's object (a second arc of it in one scan),
+            # never a new person. Its centre alone on the disc is not enough: a person
+            # beside a large object's disc would be dropped with their body out of it.
+            room = self._radius[:, None] + 2.0 * s.measurement_noise - clusters.radii[None, :]
+            inside = ((room >= 0.0) & (d2 <= room ** 2)).any(axis=0)
         fresh = np.setdiff1d(np.arange(clusters.count), matched)
         fresh = fresh[~inside[fresh]]
         if fresh.size:
@@ -245,7 +248,9 @@ class Tracker:
         s = self.settings
         d = self._x[:, None, :2] - self._x[None, :, :2]
         dv = self._x[:, None, 2:] - self._x[None, :, 2:]
-        reach = np.maximum(self._radius[:, None], self._radius[None, :])
+        # Each centre on the other's disc: the smaller radius (the larger would let a large
+        # object's track swallow a person beside it).
+        reach = np.minimum(self._radius[:, None], self._radius[None, :])
         same_time = np.abs(self._time[:, None] - self._time[None, :]) < 1e-9
         agree = ((dv[..., 0] ** 2 + dv[..., 1] ** 2)
                  <= s.gate * (self._cov[:, None, 2] + self._cov[None, :, 2]))

@@ -125,3 +125,36 @@ def test_a_track_radius_follows_a_narrower_object_only_slowly():
     radii = np.array(radii)
     assert np.all(radii >= 1.0 - 0.2 * 0.1 * np.arange(1, 41) - 1e-9)
     assert abs(radii[-1] - 0.3) < 0.01
+
+
+def body_outside(tracker: Tracker, t: float, body) -> float:
+    """How far the disc ``body`` (x, y, r) reaches out of the best covering disc ORCA gets
+    (<= 0: covered)."""
+    d = tracker.discs(t)
+    x, y, r = body
+    return float(np.min(np.hypot(d.positions[:, 0] - x, d.positions[:, 1] - y) + r - d.radii))
+
+
+@pytest.mark.parametrize("first_alone", [False, True])
+def test_a_person_beside_a_large_object_is_not_swallowed_by_its_track(first_alone):
+    """A large unmapped object's disc (radius 1.0, a cart seen as one cluster) with a person
+    (radius 0.25) whose centre lies on that disc but whose body reaches 0.15 m out of it: the
+    person is a track of their own, whether both appear in one scan (the twins' merge) or the
+    person after the object (the leftover rule). Before, either rule dropped the person's
+    cluster: a robot avoiding the object's disc could touch the body outside it."""
+    from planning_collision.tracking import Clusters
+
+    cart = (np.array([0.0, 0.0]), 1.0)
+    person = (np.array([0.9, 0.0]), 0.25)
+    both = Clusters(np.array([cart[0], person[0]]), np.array([cart[1], person[1]]),
+                    np.array([40, 8]))
+    tracker = Tracker(TrackerSettings())
+    if first_alone:
+        for k in range(3):
+            tracker.update(k * 0.1, Clusters(cart[0][None], np.array([cart[1]]),
+                                             np.array([40])))
+    for k in range(3, 8):
+        t = k * 0.1
+        tracker.update(t, both)
+        assert len(tracker) == 2, f"t={t:.1f}: {len(tracker)} track(s)"
+        assert body_outside(tracker, t, (*person[0], person[1])) <= 1e-9
