@@ -132,7 +132,7 @@ class FleetSettings:
     localization_timeout: float = 1.0
     localization_travel: float = 0.5
     command_latency: float = 0.0  # seconds from publishing a command to the base applying it
-    passage_max_wait: float = 10.0  # seconds a side waits for a passage before it turns
+    passage_max_wait: float = 6.0  # seconds a side waits for a passage before it turns
 
     def check(self) -> None:
         """Raise ValueError naming the first setting the fleet cannot run with."""

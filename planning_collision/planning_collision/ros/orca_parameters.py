@@ -217,7 +217,7 @@ PARAMETERS = _bounded((
           "found on the map, let one direction through at a time (robots with a goal)."),
     Param("passage_zone", 1.5, "Metres around a passage in which robots of the waiting "
           "direction stop (backing away from its mouth within 1 m).", above=0.0),
-    Param("passage_max_wait", 10.0, "With passages: seconds the robots of one side may wait "
+    Param("passage_max_wait", 6.0, "With passages: seconds the robots of one side may wait "
           "for a passage; then it admits nobody more of the side it serves and turns to them "
           "once the robots already in it are through (decided from the control clock and "
           "the positions, the same on every node).", dynamic=True, above=0.0),
