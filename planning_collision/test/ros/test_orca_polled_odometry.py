@@ -72,8 +72,12 @@ def test_take_hands_on_the_newest_message_once_with_its_receive_time(pubsub, dep
     got: list = []
     subscription = polled.create_subscription(Odometry, "r/odom",
                                               lambda msg, at: got.append((msg, at)), qos)
-    assert subscription.topic_name == "/fleet/r/odom"  # resolved by the owner
-    assert polled.node.get_name() == "_polled_owner_polled"  # hidden
+    assert subscription.topic_name == "/fleet/r/odom"  # resolved with the owner's namespace
+    # In the graph it is the owner's (ros2 node info, rqt_graph, the Nav2 wiring checks), and
+    # in no executor's wait set: not in the owner's list of subscriptions.
+    infos = owner.get_subscriptions_info_by_topic("/fleet/r/odom")
+    assert [(i.node_name, i.node_namespace) for i in infos] == [("polled_owner", "/fleet")]
+    assert all(s is not subscription for s in owner.subscriptions)
     publisher = sender.create_publisher(Odometry, "/fleet/r/odom", qos)
     deadline = time.monotonic() + 10.0
     while subscription.get_publisher_count() == 0 or publisher.get_subscription_count() == 0:
@@ -95,7 +99,11 @@ def test_take_hands_on_the_newest_message_once_with_its_receive_time(pubsub, dep
     assert sent - 0.05 <= at <= now - 0.15  # received before the take, not at it
     assert polled.take(time.time()) == 0 and len(got) == 1  # taken once
     polled.destroy_subscription(subscription)
-    assert subscription not in polled.node.subscriptions
+    assert len(polled) == 0
+    deadline = time.monotonic() + 10.0
+    while owner.get_subscriptions_info_by_topic("/fleet/r/odom"):  # gone from the graph
+        assert time.monotonic() < deadline, "still in the graph"
+        time.sleep(0.02)
 
 
 @pytest.fixture
@@ -136,8 +144,9 @@ def test_orca_node_follows_the_newest_odometry_it_takes_at_each_step(running_orc
     # The odometry is no subscription of the spun node: none is in the wait set.
     odometry_topics = {"/me/odom", "/a/odom", "/b/odom"}
     assert not odometry_topics & {s.topic_name for s in node.subscriptions}
-    assert odometry_topics <= {s.topic_name for s in node._polled.node.subscriptions}
-    assert node._polled.node not in executor.get_nodes()
+    assert len(node._polled) == 3  # the node's own, polled
+    graph = {t for t, _ in node.get_subscriber_names_and_types_by_node("orca_node", "/")}
+    assert odometry_topics <= graph  # ros2 node info /orca_node lists them
     statuses: list[OrcaStatus] = []
     test_node.create_subscription(OrcaStatus, "/orca_node/status", statuses.append, 10)
     publishers = {name: test_node.create_publisher(Odometry, f"/{name}/odom", LATEST)
