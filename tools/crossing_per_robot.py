@@ -63,6 +63,27 @@ def orca_parameters(scenario, extra: dict) -> dict:
     return blocks
 
 
+def one_node_arguments(parser) -> None:
+    """The options of the tools that measure one robot's node beside fleet_sim's crossing
+    (orca_node_cpu.py, orca_step_profile.py); :func:`one_node_parameters` reads them."""
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--observed", choices=("all", "none"), default="all")
+    parser.add_argument("--orca", nargs="*", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--robot", default="robot1")
+
+
+def one_node_parameters(args) -> tuple[str, dict, int]:
+    """For ``args`` of :func:`one_node_arguments`: the node's name, its parameters in the
+    crossing (observing no one with ``--observed none``), and how many agents it hears."""
+    extra = {k: yaml.safe_load(v) for k, _, v in (s.partition("=") for s in args.orca)}
+    node = f"orca_{args.robot}"
+    params = orca_parameters(load_scenario(SCENARIO), extra)[f"/**/{node}"]["ros__parameters"]
+    if args.observed == "none":
+        for name in params.pop("observed"):
+            params.pop(name)
+    return node, params, 1 + len(params.get("observed", []))
+
+
 class RateListener:
     """Each orca_node's achieved control rate, from the "control loop" entries of
     /diagnostics (one a second per node), heard in the run's domain by a node of this

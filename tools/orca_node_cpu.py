@@ -30,11 +30,10 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from crossing_per_robot import SCENARIO, orca_parameters  # noqa: E402
+from crossing_per_robot import SCENARIO, one_node_arguments, one_node_parameters  # noqa: E402
 
 from planning_collision.resources import config_file  # noqa: E402
 from planning_collision.ros import processes  # noqa: E402
-from planning_collision.sim.scenario import load_scenario  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -66,20 +65,9 @@ def cpu_by_thread(pid: int, seconds: float) -> tuple[float, Counter]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--observed", choices=("all", "none"), default="all")
-    parser.add_argument("--orca", nargs="*", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--robot", default="robot1")
+    one_node_arguments(parser)
     args = parser.parse_args(argv)
-    extra = {k: yaml.safe_load(v) for k, _, v in (s.partition("=") for s in args.orca)}
-    scenario = load_scenario(SCENARIO)
-    blocks = orca_parameters(scenario, extra)
-    node = f"orca_{args.robot}"
-    params = blocks[f"/**/{node}"]["ros__parameters"]
-    if args.observed == "none":
-        for name in params.pop("observed"):
-            params.pop(name)
-    heard = 1 + len(params.get("observed", []))
+    node, params, heard = one_node_parameters(args)
     domain = processes.pick_domain_id()
     with tempfile.TemporaryDirectory(prefix="orca_node_cpu_") as tmp:
         params_file = Path(tmp) / "orca_node.yaml"
@@ -119,7 +107,7 @@ def main(argv=None) -> int:
     forgotten = sum(line.count("forgotten") for line in procs[node].lines)
     print(f"{node}: {heard} robots' odometry at 50 Hz, {args.seconds:g} s window, load "
           f"average {load:.1f} at the start, odometry forgotten {forgotten} times, "
-          f"parameters {extra}")
+          f"parameters {args.orca}")
     for name, (total, per_name) in samples.items():
         threads = ", ".join(f"{t} {c:.1f}" for t, c in per_name.most_common(6) if c >= 0.05)
         print(f"  {name}: {total:.1f} % of a core ({threads})")

@@ -27,29 +27,18 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from crossing_per_robot import SCENARIO, orca_parameters  # noqa: E402
+from crossing_per_robot import SCENARIO, one_node_arguments, one_node_parameters  # noqa: E402
 
 from planning_collision.resources import config_file  # noqa: E402
 from planning_collision.ros import processes  # noqa: E402
-from planning_collision.sim.scenario import load_scenario  # noqa: E402
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--observed", choices=("all", "none"), default="all")
-    parser.add_argument("--orca", nargs="*", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--robot", default="robot1")
+    one_node_arguments(parser)
     parser.add_argument("--profile", metavar="FILE")
     args = parser.parse_args(argv)
-    extra = {k: yaml.safe_load(v) for k, _, v in (s.partition("=") for s in args.orca)}
-    blocks = orca_parameters(load_scenario(SCENARIO), extra)
-    node_name = f"orca_{args.robot}"
-    params = blocks[f"/**/{node_name}"]["ros__parameters"]
-    if args.observed == "none":
-        for name in params.pop("observed"):
-            params.pop(name)
-    heard = 1 + len(params.get("observed", []))
+    node_name, params, heard = one_node_parameters(args)
     domain = processes.pick_domain_id()
     processes.apply_network_rule(domain)  # this process's node: the same rule
 
@@ -147,7 +136,7 @@ def main(argv=None) -> int:
     cpu, wall, phases = measuring["cpu"], measuring["wall"], measuring["phases"]
     ms = 1e3
     print(f"{node_name}: {heard} robots' odometry, {len(cpu)} steps in {args.seconds:g} s, "
-          f"load average {load:.1f} at the start, parameters {extra}")
+          f"load average {load:.1f} at the start, parameters {args.orca}")
     print(f"  step CPU ms: median {statistics.median(cpu) * ms:.3f}, mean "
           f"{statistics.fmean(cpu) * ms:.3f}; wall ms median {statistics.median(wall) * ms:.3f}")
     print("  phases, CPU ms (mean): " + ", ".join(
