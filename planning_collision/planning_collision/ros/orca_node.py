@@ -71,6 +71,9 @@ def grouped_events(events: list[str]) -> tuple[str, str]:
 
 class OrcaNode(ManagedNode):
     def __init__(self, **node_kwargs):
+        # Before anything can fail: a node whose parameters are refused here is still
+        # destroyed by its context's shutdown, and destroy_node reads this.
+        self._polled: PolledSubscriptions | None = None  # the odometry (configure makes it)
         super().__init__("orca_node", **node_kwargs)
         self.params = p = declare(self, PARAMETERS, refuse=False)  # configure refuses
         # With a map: its obstacles (grid), and its routes and passages (fleet) when on.
@@ -81,7 +84,6 @@ class OrcaNode(ManagedNode):
         self.fleet: FleetController | None = None
         self._obstacles: ObstacleWorker | None = None
         self._following: list[Parameter] = []  # agent parameters a node-wide change sets
-        self._polled: PolledSubscriptions | None = None  # the odometry (configure makes it)
         self.add_on_set_parameters_callback(self._check_changes)
         self.add_post_set_parameters_callback(self._apply_changes)
         self.start()

@@ -213,3 +213,18 @@ def test_an_inactive_node_still_takes_odometry_so_its_publisher_counts_as_sendin
         node.destroy_node()
         sender.destroy_node()
         rclpy.try_shutdown(context=context)
+
+
+def test_a_node_whose_parameters_are_refused_at_construction_is_destroyed_cleanly():
+    """A wrong type (rate_hz: 10, an integer, from a launch argument or a YAML file) fails the
+    constructor; the context's shutdown then destroys the half-made node, whose destroy_node
+    read the polled odometry before the constructor had set it (AttributeError at exit)."""
+    from rclpy.exceptions import InvalidParameterTypeException
+
+    context = Context()
+    rclpy.init(context=context)
+    try:
+        with pytest.raises(InvalidParameterTypeException):
+            OrcaNode(context=context, parameter_overrides=[Parameter("rate_hz", value=10)])
+    finally:
+        context.try_shutdown()  # raised AttributeError before
