@@ -11,8 +11,10 @@ teardown hangs anyway is abandoned after CLOSE_TIMEOUT seconds; the session then
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
+import threading
 import time
 
 import rclpy
@@ -27,6 +29,54 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 CLOSE_TIMEOUT = 10.0
 ABANDONED: list[str] = []  # clients whose DDS teardown hung
+
+
+@contextlib.contextmanager
+def spinning(executor, period: float = 0.02, join: float = 10.0):
+    """``executor`` spun in a daemon thread (``spin_once`` every ``period`` s at most) until
+    the block ends; the thread is then joined (up to ``join`` s)."""
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            executor.spin_once(timeout_sec=period)
+
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(join)
+
+
+@contextlib.contextmanager
+def spun_orca_node(overrides, helper_name: str):
+    """An in-process OrcaNode with ``overrides`` and a test node named ``helper_name``, in a
+    private context, spun by one SingleThreadedExecutor in a thread: yields (orca node, test
+    node, executor); everything is destroyed at the end, the context shut down."""
+    from planning_collision.ros.orca_node import OrcaNode
+
+    context = Context()
+    rclpy.init(context=context)
+    try:
+        node = OrcaNode(context=context, parameter_overrides=overrides)
+    except BaseException:
+        rclpy.try_shutdown(context=context)
+        raise
+    helper = rclpy.create_node(helper_name, context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    executor.add_node(helper)
+    try:
+        with spinning(executor):
+            yield node, helper, executor
+    finally:
+        node.close()
+        executor.shutdown()
+        node.destroy_node()
+        helper.destroy_node()
+        rclpy.try_shutdown(context=context)
 
 
 class Client:

@@ -19,7 +19,7 @@ from geometry_msgs.msg import Pose
 from nav_msgs.msg import OccupancyGrid
 from rclpy.context import Context
 from rclpy.parameter import Parameter
-from ros_clients import LATCHED, Client, close_then_stop
+from ros_clients import LATCHED, Client, close_then_stop, spinning
 from test_collision_server import los_request, make_map_data, map_msg, obstacles_msg
 
 from planning_collision import collision_world
@@ -44,21 +44,14 @@ def server():
     assert node.kernels_ready.wait(300.0)
     executor = NodeExecutor(node.executor_threads, context=context)
     executor.add_node(node)
-    stop = threading.Event()
-
-    def spin():
-        while not stop.is_set():
-            executor.spin_once(timeout_sec=0.05)
-
-    thread = threading.Thread(target=spin, daemon=True)
-    thread.start()
-    client = Client("concurrency_client")
     try:
-        yield node, client
+        with spinning(executor, period=0.05):
+            client = Client("concurrency_client")
+            try:
+                yield node, client
+            finally:
+                client.close()
     finally:
-        client.close()
-        stop.set()
-        thread.join(10.0)
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown(context=context)

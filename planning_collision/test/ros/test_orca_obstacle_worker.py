@@ -12,16 +12,13 @@ import time
 
 import numpy as np
 import pytest
-import rclpy
 from geometry_msgs.msg import Point, TwistStamped
 from nav_msgs.msg import Odometry
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from ros_clients import spun_orca_node
 
 from planning_collision import orca
-from planning_collision.ros.orca_node import OrcaNode
 from planning_collision_interfaces.msg import Obstacle, ObstacleArray, OrcaStatus
 
 BUILD_SECONDS = 2.0
@@ -52,33 +49,11 @@ def real_node_and_client():
 
 @contextlib.contextmanager
 def running_node():
-    context = Context()
-    rclpy.init(context=context)
-    node = OrcaNode(context=context, parameter_overrides=[
-        Parameter("agents", value=["solo"]), Parameter("solo.goal", value=[5.0, 0.0]),
-        Parameter("raw_messages", value=False), Parameter("publish_markers", value=False)])
-    client = rclpy.create_node("worker_test_client", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    executor.add_node(client)
-    stop = threading.Event()
-
-    def spin():
-        while not stop.is_set():
-            executor.spin_once(timeout_sec=0.02)
-
-    thread = threading.Thread(target=spin, daemon=True)
-    thread.start()
-    try:
+    with spun_orca_node([
+            Parameter("agents", value=["solo"]), Parameter("solo.goal", value=[5.0, 0.0]),
+            Parameter("raw_messages", value=False), Parameter("publish_markers", value=False)],
+            "worker_test_client") as (node, client, _):
         yield node, client
-    finally:
-        stop.set()
-        thread.join(5.0)
-        node.close()
-        executor.shutdown()
-        node.destroy_node()
-        client.destroy_node()
-        rclpy.try_shutdown(context=context)
 
 
 class Robot:

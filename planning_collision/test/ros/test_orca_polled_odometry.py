@@ -11,7 +11,6 @@ the receive time, not the time of the take.
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -21,6 +20,7 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from ros_clients import spun_orca_node
 
 from planning_collision.ros.conversions import quaternion_from_yaw
 from planning_collision.ros.orca_node import OrcaNode
@@ -110,33 +110,11 @@ def test_take_hands_on_the_newest_message_once_with_its_receive_time(pubsub, dep
 def running_orca():
     """orca_node for 'me' (at the origin) observing 'a' and 'b', spun in a thread, and the
     test's node publishing their odometry and watching the status."""
-    context = Context()
-    rclpy.init(context=context)
-    node = OrcaNode(context=context, parameter_overrides=[
-        Parameter("agents", value=["me"]), Parameter("observed", value=["a", "b"]),
-        Parameter("me.goal", value=[5.0, 0.0]), Parameter("publish_markers", value=False)])
-    test_node = rclpy.create_node("polled_odometry_test", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    executor.add_node(test_node)
-    stop = threading.Event()
-
-    def spin():
-        while not stop.is_set():
-            executor.spin_once(timeout_sec=0.02)
-
-    thread = threading.Thread(target=spin, daemon=True)
-    thread.start()
-    try:
-        yield node, test_node, executor
-    finally:
-        stop.set()
-        thread.join(5.0)
-        node.close()
-        executor.shutdown()
-        node.destroy_node()
-        test_node.destroy_node()
-        rclpy.try_shutdown(context=context)
+    with spun_orca_node([
+            Parameter("agents", value=["me"]), Parameter("observed", value=["a", "b"]),
+            Parameter("me.goal", value=[5.0, 0.0]), Parameter("publish_markers", value=False)],
+            "polled_odometry_test") as spun:
+        yield spun
 
 
 def test_orca_node_follows_the_newest_odometry_it_takes_at_each_step(running_orca):
