@@ -263,10 +263,8 @@ class Tracker:
         keep = np.ones(n, dtype=bool)
         for i in order:
             if keep[i]:
-                keep[twins[i] & keep & (np.arange(n) != i)] = False
-                keep[i] = True
-        for name in ("_x", "_cov", "_ids", "_time", "_born", "_seen", "_hits", "_radius"):
-            setattr(self, name, getattr(self, name)[keep])
+                keep[twins[i]] = False  # twins has no diagonal: i itself stays
+        self._keep(keep)
 
     def _correct(self, tracks, z, innovation, t: float) -> None:
         pp, pv, vv = self._cov[tracks].T
@@ -298,8 +296,12 @@ class Tracker:
         """Forget every track not seen for more than ``lost_after`` seconds at ``now``."""
         alive = now - self._seen <= self.settings.lost_after
         if not alive.all():
-            for name in ("_x", "_cov", "_ids", "_time", "_born", "_seen", "_hits", "_radius"):
-                setattr(self, name, getattr(self, name)[alive])
+            self._keep(alive)
+
+    def _keep(self, mask: np.ndarray) -> None:
+        """Keep only the tracks ``mask`` selects (every per-track array alike)."""
+        for name in ("_x", "_cov", "_ids", "_time", "_born", "_seen", "_hits", "_radius"):
+            setattr(self, name, getattr(self, name)[mask])
 
     # ------------------------------------------------------------------ out
     def tracks(self, now: float, confirmed: bool = True) -> Tracks:
