@@ -402,7 +402,8 @@ class OrcaNode(ManagedNode):
             self._obstacles.close()
 
     def destroy_node(self) -> None:
-        """The odometry's own rclpy node too (destroyed by cleanup when there was one)."""
+        """The polled odometry subscriptions first (cleanup destroys them too): they are in
+        no list rclpy's Node.destroy_node walks."""
         if self._polled is not None:
             self._polled.destroy()
         super().destroy_node()

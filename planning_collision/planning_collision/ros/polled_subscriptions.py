@@ -120,13 +120,14 @@ class PolledSubscriptions:
         with it and its arrival time (see the module's docstring); returns how many were
         delivered."""
         delivered = 0
+        system_now = time.time_ns()  # the same instant as ``now``
         for subscription, callback in list(self._callbacks.items()):
             newest = subscription.take()
             if newest is None:
                 continue
             msg, info = newest
             callback(msg, arrival_time(now, int(info.get("received_timestamp") or 0),
-                                       time.time_ns()))
+                                       system_now))
             delivered += 1
         return delivered
 
