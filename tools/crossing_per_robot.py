@@ -155,13 +155,18 @@ class RateListener:
         self.context.try_shutdown()
 
 
+def stat_cpu(text: str) -> tuple[str, float]:
+    """(name, user + system CPU seconds) from a ``/proc/<pid>[/task/<tid>]/stat`` line."""
+    fields = text[text.rindex(")") + 2:].split()
+    return text[text.index("(") + 1:text.rindex(")")], (int(fields[11]) + int(fields[12])) / TICKS
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` so far (nan once it has ended)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return stat_cpu(Path(f"/proc/{pid}/stat").read_text())[1]
     except OSError:
         return float("nan")
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def cpu_of(procs: dict, before: dict[str, float], seconds: float) -> dict:

@@ -30,12 +30,15 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from crossing_per_robot import SCENARIO, one_node_arguments, one_node_parameters  # noqa: E402
+from crossing_per_robot import (  # noqa: E402
+    SCENARIO,
+    one_node_arguments,
+    one_node_parameters,
+    stat_cpu,
+)
 
 from planning_collision.resources import config_file  # noqa: E402
 from planning_collision.ros import processes  # noqa: E402
-
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def thread_times(pid: int) -> dict[int, tuple[str, float]]:
@@ -46,9 +49,7 @@ def thread_times(pid: int) -> dict[int, tuple[str, float]]:
             text = (task / "stat").read_text()
         except OSError:  # the thread ended
             continue
-        name = text[text.index("(") + 1:text.rindex(")")]
-        fields = text[text.rindex(")") + 2:].split()
-        found[int(task.name)] = (name, (int(fields[11]) + int(fields[12])) / TICKS)
+        found[int(task.name)] = stat_cpu(text)
     return found
 
 
