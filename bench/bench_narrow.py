@@ -40,6 +40,7 @@ to ``doc/bench/narrow_runs.csv`` and the plots to ``doc/bench/narrow.png``.
 
 Usage: .venv/bin/python bench/bench_narrow.py [--quick] [--seeds 100] [--families ...]
        [--sizes 2 4 8 16] [--circle-sizes 2 4 8 16 30] [--no-navground] [--jobs 1]
+       [--output DIR] [--resume]
        .venv/bin/python bench/bench_narrow.py --summarize doc/bench/narrow_runs.csv
 """
 
@@ -416,7 +417,7 @@ def summarize_csv(path: Path) -> int:
     return 1 if any(r["controller"] == OURS and targets_missed(r) for r in rows) else 0
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     from planning_collision.sim.scenes import FAMILIES, make_scene
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -430,10 +431,14 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
                         help="worker processes (default: one per usable core)")
     parser.add_argument("--output", type=Path, default=OUTPUT)
+    parser.add_argument("--resume", action="store_true",
+                        help="append to the output's runs CSV, running only the runs it does "
+                             "not hold yet (family, robots, seed, controller); the table "
+                             "covers every row of it")
     parser.add_argument("--summarize", type=Path, metavar="CSV",
                         help="only print the table of a runs CSV (also one a run stopped "
                              "early wrote: each run is written as it finishes)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.summarize:
         return summarize_csv(args.summarize)
     if args.quick:
@@ -450,17 +455,24 @@ def main() -> int:
                for n in (args.circle_sizes if f == "circle" else args.sizes)]
     tasks = [(f, n, seed, c) for f, n in configs for c in controllers
              for seed in range(args.seeds)]
+    runs_csv = args.output / "narrow_runs.csv"
+    # --resume: the rows already in the CSV stay as they are and count in the table
+    outcomes: list[Outcome] = read_runs(runs_csv) if args.resume and runs_csv.exists() else []
+    held = {(o.family, o.robots, o.seed, o.controller) for o in outcomes}
+    tasks = [t for t in tasks if t not in held]
     started = time.perf_counter()
     pref_speed = orca_settings(0.05).pref_speed
-    baselines = {(f, n): one_at_a_time(make_scene(f, n, 0), pref_speed) for f, n in configs}
-    print(f"{len(tasks)} runs", file=sys.stderr, flush=True)
-    outcomes: list[Outcome] = []
+    baselines = {(f, n): one_at_a_time(make_scene(f, n, 0), pref_speed)
+                 for f, n in {*configs, *((o.family, o.robots) for o in outcomes)}}
+    print(f"{len(tasks)} runs" + (f" ({len(outcomes)} already in {runs_csv})" if outcomes
+                                  else ""), file=sys.stderr, flush=True)
     args.output.mkdir(parents=True, exist_ok=True)
     # each run is written as it finishes, so that a run stopped early leaves its rows
-    # (--summarize tables them)
-    with open(args.output / "narrow_runs.csv", "w", newline="") as f:
+    # (--summarize tables them, --resume goes on from them)
+    with open(runs_csv, "a" if outcomes else "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow([fld.name for fld in fields(Outcome)])
+        if not outcomes:
+            writer.writerow([fld.name for fld in fields(Outcome)])
         with multiprocessing.get_context("spawn").Pool(args.jobs) if args.jobs > 1 \
                 else contextlib.nullcontext() as pool:
             runs = pool.imap_unordered(job, tasks) if pool is not None else map(job, tasks)
@@ -474,13 +486,16 @@ def main() -> int:
     elapsed = time.perf_counter() - started
     rows = summarize(outcomes, baselines)
     text = table(rows)
-    command = "make bench" if not sys.argv[1:] else \
-        ".venv/bin/python bench/bench_narrow.py " + " ".join(sys.argv[1:])
+    given = sys.argv[1:] if argv is None else argv
+    command = "make bench" if not given else \
+        ".venv/bin/python bench/bench_narrow.py " + " ".join(given)
     print(text)
-    print(f"\n{len(tasks)} runs in {elapsed:.0f} s")
+    ran = f"{len(tasks)} runs in {elapsed:.0f} s" + \
+        (f", {len(outcomes) - len(tasks)} rows already in the CSV" if args.resume else "")
+    print(f"\n{ran}")
     (args.output / "narrow_table.txt").write_text(
         f"{header}\n\nCommand: `{command}` at {version} ({args.seeds} seeds per row, "
-        f"{len(tasks)} runs in {elapsed:.0f} s)\n\n{text}\n")
+        f"{ran})\n\n{text}\n")
     plot(rows, args.output / "narrow.png")
     missed = [(r["family"], r["robots"], targets_missed(r)) for r in rows
               if r["controller"] == OURS and targets_missed(r)]

@@ -1,0 +1,58 @@
+"""bench/bench_narrow.py's --resume: a long sweep stopped part way (or run family by family
+into one CSV) goes on from the rows its runs CSV holds, keeping them as they are, and tables
+them all. Real runs of the cheapest scene (the intersection with 2 robots, ours)."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[3] / "bench"
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    module = importlib.import_module("bench_narrow")
+    ran = []
+    real = module.RUNNERS[module.OURS]
+
+    def counted(scene, family, seed, label):
+        ran.append((family, scene.size, seed))
+        return real(scene, family, seed, label)
+
+    monkeypatch.setitem(module.RUNNERS, module.OURS, counted)
+    return module, ran
+
+
+def rows(path: Path) -> list[list[str]]:
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def test_resume_runs_only_the_missing_seeds_and_keeps_the_rows_it_had(bench, tmp_path):
+    module, ran = bench
+    common = ["--families", "intersection", "--sizes", "2", "--no-navground", "--jobs", "1",
+              "--output", str(tmp_path)]
+    module.main(["--seeds", "1", *common])
+    first = rows(tmp_path / "narrow_runs.csv")
+    assert ran == [("intersection", 2, 0)] and len(first) == 2  # the header and seed 0
+
+    module.main(["--seeds", "3", "--resume", *common])
+    assert ran[1:] == [("intersection", 2, 1), ("intersection", 2, 2)]  # seed 0 not again
+    second = rows(tmp_path / "narrow_runs.csv")
+    assert second[:2] == first  # the header once, seed 0's row as it was (its wall time too)
+    assert [row[2] for row in second[1:]] == ["0", "1", "2"]
+    assert [o.seed for o in module.read_runs(tmp_path / "narrow_runs.csv")] == [0, 1, 2]
+    table = (tmp_path / "narrow_table.txt").read_text()
+    assert "| intersection | 2 | ours | 3 |" in table  # every row of the CSV, not only new
+    assert "2 runs in" in table and "1 rows already in the CSV" in table
+
+    module.main(["--seeds", "3", "--resume", *common])  # nothing left to run
+    assert len(ran) == 3 and rows(tmp_path / "narrow_runs.csv") == second
+
+    module.main(["--seeds", "1", *common])  # without --resume the CSV starts again
+    assert len(ran) == 4 and len(rows(tmp_path / "narrow_runs.csv")) == 2
