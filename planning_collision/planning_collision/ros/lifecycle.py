@@ -77,7 +77,7 @@ class ManagedNode(LifecycleNode):
 
     def cleanup(self) -> None:
         """Release what :meth:`configure` set up besides its subscriptions, publishers,
-        timers and services (those are destroyed by the base class)."""
+        timers and services (the base class destroys those first, before this runs)."""
 
     def start(self) -> None:
         """Start the kernel warm-up (in the background) and, with ``autostart``, configure
@@ -105,9 +105,10 @@ class ManagedNode(LifecycleNode):
         return {*self.subscriptions, *self.publishers, *self.timers, *self.services}
 
     def _release(self) -> None:
-        """Run the subclass's :meth:`cleanup`, then destroy every subscription, publisher,
-        timer and service that configure created."""
-        self.cleanup()
+        """Destroy every subscription, publisher, timer and service that configure created,
+        then run the subclass's :meth:`cleanup`. In that order: a timer or a message of a
+        configured subscription can no longer run a callback (on another executor thread,
+        as collision_server's queries do) against the state cleanup has just released."""
         entities, self._owned = self._owned, []
         for entity in entities:
             for kind, destroy in ((Subscription, self.destroy_subscription),
@@ -117,6 +118,7 @@ class ManagedNode(LifecycleNode):
                 if isinstance(entity, kind):
                     destroy(entity)
                     break
+        self.cleanup()
 
     @property
     def state(self) -> str:

@@ -58,3 +58,36 @@ def test_a_destroyed_managed_node_leaves_the_graph_while_still_referenced(client
             node.close()
             node.destroy_node()
         rclpy.try_shutdown(context=context)
+
+
+@pytest.mark.parametrize("kind", ["orca_node", "collision_server"])
+def test_cleanup_runs_once_configured_timers_and_subscriptions_are_gone(ros_context, kind):
+    """The cleanup transition destroys what configure created before the node's own cleanup
+    releases its state: no step timer (orca_node) nor map message or query (collision_server,
+    whose executor runs callbacks on several threads) can then run against the released
+    state. Before, cleanup ran first and the step timer, still alive, could fire on another
+    thread into ``_polled`` and ``fleet`` set to None."""
+    overrides = [Parameter("agents", value=["a"])] if kind == "orca_node" else []
+    make = OrcaNode if kind == "orca_node" else CollisionServer
+    node = make(context=ros_context, namespace=NAMESPACE, parameter_overrides=overrides)
+    try:
+        configured = list(node._owned)
+        assert any(s in configured for s in node.subscriptions)
+        if kind == "orca_node":  # its control step
+            assert any(t in configured for t in node.timers)
+        alive_at_cleanup = []
+        release_state = node.cleanup
+
+        def cleanup():
+            alive_at_cleanup.extend(e for e in configured if e in {
+                *node.timers, *node.subscriptions, *node.services, *node.publishers})
+            release_state()
+
+        node.cleanup = cleanup
+        node.trigger_deactivate()
+        node.trigger_cleanup()
+        assert node.state == "unconfigured"
+        assert alive_at_cleanup == [], f"still alive when cleanup ran: {alive_at_cleanup}"
+    finally:
+        node.close()
+        node.destroy_node()
