@@ -681,15 +681,17 @@ class FleetController:
         ones making room (fleet/progress.py): the ``active`` robots with a goal that want no
         velocity, at their goal or told to stand by the passage rule (robots filing in
         through a door stood beside the first one and hemmed it in for good: doorway of
-        16, seed 9); progress by route to the goal where there is one, else along the
-        preferred velocity."""
+        16, seed 9), and in cmd_vel mode (no goals) the robots whose navigation command the
+        passage rule replaced by standing; progress by route to the goal where there is one,
+        else along the preferred velocity."""
         wants = np.abs(velocities).max(axis=1) > 0.0
         distance = np.where(np.isfinite(preferred.distance_to_goal),
                             preferred.distance_to_goal, np.inf)
         if self.routes is not None:
             for i in np.flatnonzero(wants & np.isfinite(goals).all(axis=1)):
                 distance[i] = self.routes.route_length(place.positions[i], goals[i])
-        parked = active & ~wants & np.isfinite(goals).all(axis=1)  # standing, with a goal
+        held = np.abs(preferred.velocities).max(axis=1) > 0.0  # wanted to move, told to stand
+        parked = active & ~wants & (np.isfinite(goals).all(axis=1) | held)
         velocities, _ = self.progress.resolve(now, place.positions[:self.controlled],
                                               velocities, distance, wants, parked)
         return velocities

@@ -35,7 +35,9 @@ The controller counts as parked every robot with a goal that stands: at its goal
 stand by the passage rule (fleet/passages.py). Robots of one batch filing in through a door
 stood beside the first one, 0.63 and 0.68 m off on either side of it; ORCA left it no way
 between them and, as they were not at their goals, nobody asked them to move (doorway of
-16, seed 9: every robot stood from 12 s on).
+16, seed 9: every robot stood from 12 s on). In cmd_vel mode (no goals) it counts the robots
+whose navigation command the passage rule replaced by standing; once such a robot has made
+room and the rule lets it go, it gets its navigation command back.
 
 :class:`ProgressMonitor` keeps, per controlled agent, its best distance so far, when it last
 improved and until when it yields: a few arrays, updated once per control step.

@@ -16,13 +16,14 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from narrow_maps import RES, rooms, scene
+from narrow_maps import RES, rooms, scene, shipped_settings
 
 from planning_collision.fleet.controller import CMD_VEL, FleetSettings
 from planning_collision.fleet.passages import PassageMap
 from planning_collision.fleet.progress import ProgressMonitor
 from planning_collision.fleet.routes import RouteMap
 from planning_collision.sim.fleet_loop import run_scenario, world_routes
+from planning_collision.sim.scenes import make_scene
 
 SPEED = 0.5
 
@@ -94,6 +95,28 @@ def test_head_on_in_a_single_lane_corridor_in_cmd_vel_mode():
     assert result.all_arrived, result.arrival_times
     plain = run_cmd_vel("single_lane", 40.0, coordinate=False)
     assert not np.isfinite(plain.arrival_times).any()
+
+
+def test_robots_the_passage_rule_holds_make_room_in_cmd_vel_mode():
+    """The three robots of ``test_robots_filing_in_make_room_for_the_one_they_hem_in``
+    (test_passage_wait.py: the doorway of 16, seed 9, where they stood at 12 s), in cmd_vel
+    mode: each follows its own navigation command, and the filing-in rule replaces the
+    commands of robot15 and robot16, beside robot13, by standing. A robot whose navigation
+    command the rule replaced by standing makes room for a stalled robot it stands in front
+    of, as a robot with a goal does in goal mode; once robot13 has passed, they get their
+    navigation commands back and all arrive. Before, only robots with a goal made room, and
+    in cmd_vel mode (no goals) nobody moved again."""
+    door = make_scene("doorway", 16, 9)
+    bots = door.scenario.robots
+    poses = {12: (1.84, 0.15, -2.97), 14: (1.83, -0.53, -3.09), 15: (1.73, 0.77, 3.02)}
+    scenario = replace(door.scenario,
+                       robots=tuple(replace(bots[i], start=pose) for i, pose in poses.items()))
+    settings = replace(shipped_settings(door.time_step), preferred_velocity_source=CMD_VEL)
+    result = run_scenario(scenario, settings, control_period=door.time_step,
+                          grid=door.grid(), timeout=40.0,
+                          controller_hook=navigated(scenario, settings))
+    assert result.contacts == []
+    assert result.all_arrived, result.arrival_times
 
 
 # ------------------------------------------------------------- the pieces, one by one
