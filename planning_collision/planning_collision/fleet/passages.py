@@ -257,13 +257,8 @@ class PassageMap:
                 speed = float(np.hypot(*velocities[i]))
                 velocities[i] = 0.0
                 place = self._holding_place(p, i, ids, positions, goals, keep_clear, kept)
-                away = np.zeros(2)
-                if d < self.hold:  # in the mouth: the way out of it
-                    dr, dc = _away(passage.distance, cells[i, 0], cells[i, 1])
-                    if dr or dc:
-                        step = routes.to_world([[cells[i, 0] + 0.5 + dr, cells[i, 1] + 0.5 + dc]])
-                        here = routes.to_world([[cells[i, 0] + 0.5, cells[i, 1] + 0.5]])
-                        away = (step - here)[0] / np.hypot(*(step - here)[0])
+                # in the mouth: the way out of it
+                away = self._away(passage, cells[i]) if d < self.hold else np.zeros(2)
                 if place is not None:
                     kept[int(ids[i])] = place
                     v = self._towards(positions[i], place, speed)
@@ -277,7 +272,56 @@ class PassageMap:
             self._holds[p] = kept
             self._file_in(users_a, exits_a, near_a, ids, held, admitted, positions,
                           velocities)
+            self._single_file(p, users_a, exits_a, near_a, inside, ids, held, admitted,
+                              cells, positions, velocities)
         return Coordination(velocities, waiting, used)
+
+    def _away(self, passage: Passage, cell) -> np.ndarray:
+        """The unit vector from ``cell`` to its neighbour farthest from ``passage``'s core
+        (zero when none is farther)."""
+        dr, dc = _away(passage.distance, cell[0], cell[1])
+        if not (dr or dc):
+            return np.zeros(2)
+        here, step = self.routes.to_world([[cell[0] + 0.5, cell[1] + 0.5],
+                                           [cell[0] + 0.5 + dr, cell[1] + 0.5 + dc]])
+        return (step - here) / np.hypot(*(step - here))
+
+    def _single_file(self, p, users, exits, near, inside, ids, held, admitted, cells,
+                     positions, velocities) -> None:
+        """Robots of the served side enter the core one at a time. Ordered by how far they
+        still have to go through the passage to the side they leave by (then id), a robot
+        in the core's mouth (within ``radius`` of it, so counted as inside, but not in it;
+        farther out :meth:`_file_in` holds them), less than a diameter (``2 * radius``)
+        behind a robot ahead of it
+        and beside it rather than in line (less far behind than three quarters of their
+        distance apart), backs away from the core at ``back_off_speed`` (it stands where it
+        has no way back) until that one is farther along. Two robots reaching a door's mouth
+        together, one along its wall and one from straight ahead, were both within
+        ``radius`` of the core, so both counted as inside and went; each stood in the
+        other's way until one stalled (8 s) and the other made room (doorway of 16, seeds
+        24 and 80). Standing aside was not enough: the one against the door's jamb stood in
+        the other's way in."""
+        to_side = self.travel[p].to_side
+        if not 0 <= held < len(to_side):
+            return
+        left = to_side[held]
+        going = [k for k in range(len(users)) if exits[k] == held
+                 and (inside[k] or int(ids[users[k]]) in admitted)]
+        togo = {k: float(left[cells[users[k], 0], cells[users[k], 1]]) for k in going}
+        going = sorted((k for k in going if np.isfinite(togo[k])),
+                       key=lambda k: (togo[k], int(ids[users[k]])))
+        diameter = 2.0 * self.routes.radius
+        passage = self.passages[p]
+        for n, k in enumerate(going[1:], 1):
+            if not 0.0 < near[k] <= self.routes.radius:
+                continue  # in the core it goes on; farther out it files in (_file_in)
+            for j in going[:n]:
+                behind = togo[k] - togo[j]
+                apart = float(np.hypot(*(positions[users[k]] - positions[users[j]])))
+                if behind < diameter and behind < 0.75 * apart:
+                    velocities[users[k]] = self._away(passage, cells[users[k]]) * \
+                        self.back_off_speed
+                    break
 
     def _file_in(self, users, exits, near, ids, held, admitted, positions,
                  velocities) -> None:
