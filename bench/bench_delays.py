@@ -26,7 +26,16 @@ it), and the plot to
 the issue's criteria name (commands 0.1-0.5 s with odometry 0.05-0.2 s late; 5 % loss and
 100 ms jitter on 50 ms; 0.5 m/s^2).
 
+``--silent N`` runs instead the silent neighbour of issue #24's 24-process crossing over N
+seeds: from where its robots stood at 51.0 s of the run that touched
+(``crossing24_at_51s.yaml``), one controller per robot stepping at 10 Hz and starved now and
+then, commands 0.2-0.5 s late, odometry 0.15-0.45 s late, robot24's controller silent for 1.5
+s; each seed with a base that holds a late command ``cmd_vel_timeout`` from its arrival and
+one that times it out from its stamp (ros2_control's rule, fleet_sim's), the controller told
+``command_latency`` 0 and 0.5 (doc/delays.md, "The contact traced").
+
 Usage: .venv/bin/python bench/bench_delays.py [--seeds 1] [--scenes demo crossing] [--quick]
+       .venv/bin/python bench/bench_delays.py --silent 50
 """
 
 from __future__ import annotations
@@ -41,7 +50,7 @@ from pathlib import Path
 from machine import machine_header  # bench/machine.py
 
 from planning_collision.fleet.controller import FleetSettings
-from planning_collision.sim.delayed_loop import LoopConditions, LoopModel, run_loop
+from planning_collision.sim.delayed_loop import LoopConditions, LoopModel, Silence, run_loop
 from planning_collision.sim.network import NetworkSettings as Net
 from planning_collision.sim.scenario import load_scenario
 
@@ -137,14 +146,45 @@ def plot(rows, path: Path) -> None:
     fig.savefig(path, dpi=100)
 
 
+# The silent neighbour (--silent): the crossing's nodes as loaded as in its 24-process run.
+SILENT = LoopConditions(step_period=0.1, step_jitter=0.1, stall_probability=0.1, stall_time=0.4,
+                        commands=Net(0.2, 0.3), odometry=Net(0.15, 0.3),
+                        silences=(Silence("robot24", 0.15, 1.5),))
+
+
+def silent_neighbour(seeds: int) -> int:
+    """Contacts over ``seeds`` runs of the silent neighbour, per base rule and allowance."""
+    scene = load_scenario(SCENARIOS / "crossing24_at_51s.yaml")
+    print("| base times a command out from | command_latency | runs with a contact | "
+          "contacts | closest (m) | closest of the runs without a contact (m) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for from_stamp in (False, True):
+        for allowance in (0.0, 0.5):
+            results = [run_loop(scene, replace(SILENT, seed=s, timeout_from_stamp=from_stamp),
+                                LoopModel(FleetSettings(command_latency=allowance),
+                                          per_robot=True), timeout=3.0)
+                       for s in range(seeds)]
+            clean = [r.min_separation for r in results if not r.contacts]
+            print(f"| {'its stamp' if from_stamp else 'its arrival'} | {allowance:g} | "
+                  f"{sum(1 for r in results if r.contacts)} of {seeds} | "
+                  f"{sum(len(r.contacts) for r in results)} | "
+                  f"{min(r.min_separation for r in results):.3f} | "
+                  f"{f'{min(clean):.3f}' if clean else '-'} |", flush=True)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--scenes", nargs="+", default=["demo", "crossing"])
     parser.add_argument("--quick", action="store_true", help="one point per axis")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--silent", type=int, metavar="SEEDS",
+                        help="only the crossing's silent neighbour, over this many seeds")
     args = parser.parse_args()
     print(machine_header())
+    if args.silent:
+        return silent_neighbour(args.silent)
     scenes = {"demo": replace(load_scenario(SCENARIOS / "swap_room.yaml"), map=None),
               "crossing": load_scenario(SCENARIOS / "crossing24.yaml")}
     seeds = range(args.seeds)

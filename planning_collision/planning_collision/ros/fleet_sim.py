@@ -177,14 +177,15 @@ class FleetSim(Node):
                 self._apply_command(name, stamp, twist)
 
     def _apply_command(self, name: str, stamp, twist) -> None:
-        if stamp is not None and (age := self._age(stamp)) > self.params.cmd_vel_timeout:
+        age = 0.0 if stamp is None else self._age(stamp)  # the base times out from the stamp
+        if age > self.params.cmd_vel_timeout:
             self.get_logger().warning(
                 f"command for {name} dropped: stamped {age:.2f} s ago, more than "
                 f"cmd_vel_timeout ({self.params.cmd_vel_timeout:g} s; are the clocks in "
                 f"sync?)", throttle_duration_sec=2.0)
             return
         try:
-            self.sim.command(name, twist)
+            self.sim.command(name, twist, age=age)
         except ValueError as exc:
             self.get_logger().warning(f"command for {name} dropped: {exc}",
                                       throttle_duration_sec=2.0)

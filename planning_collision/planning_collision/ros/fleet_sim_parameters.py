@@ -20,10 +20,11 @@ PARAMETERS = (
           "wall clock.", above=0.0),
     Param("stamped_cmd_vel", True, "Subscribe geometry_msgs/TwistStamped on cmd_vel (as Nav2 "
           "on Kilted); false: geometry_msgs/Twist."),
-    Param("cmd_vel_timeout", 0.5, "Seconds (simulated) after which a robot's last command "
-          "is stale and the robot stops. A TwistStamped stamped longer ago than this (by the "
-          "ROS clock, as ros2_control's diff_drive_controller judges it) is dropped on "
-          "arrival; a zero stamp counts as now.", above=0.0),
+    Param("cmd_vel_timeout", 0.5, "Seconds after which a robot's last command is stale and "
+          "the robot stops, counted from a TwistStamped's stamp (by the ROS clock, as "
+          "ros2_control's diff_drive_controller judges it: a command that arrives 0.4 s late "
+          "stands 0.1 s; one older than this is dropped), from its arrival for a Twist; a "
+          "zero stamp counts as now.", above=0.0),
     Param("odom_frames_at_start", True, "True: each robot's odometry is in its own frame "
           "'<name>/odom' whose origin is its start pose, so it starts at zero like a real "
           "robot's; false: odometry is in the scenario's global frame."),

@@ -12,6 +12,16 @@ rule); a base with no fresh command stops. Robots with ``orca: false`` (people) 
 agents. The scenario's polygon and circle obstacles are ORCA's obstacles (its map is not used:
 run scenes whose robots stay clear of the map's walls).
 
+One controller for the fleet (one orca_node for every robot), or with ``LoopModel.per_robot``
+one per robot (an orca_node per robot, as ``tools/crossing_per_robot.py`` runs them): each
+commands its robot and observes the others, the other robots at responsibility 0.5 (each
+avoids its share itself), the people at 1; each steps on its own clock (a phase of its own
+within the first period) and, when the odometry stream is not ideal, hears each robot through
+a channel of its own, taking the newest sample at its step as orca_node's polled odometry
+does. A :class:`Silence` stops one robot's controller for a while (a node starved or stalled:
+its last command stands until the base's ``cmd_vel_timeout`` stops the robot), and with one
+fleet controller it stops that robot's commands.
+
 Used by the tests of the latency model and by ``bench/bench_delays.py``.
 """
 
@@ -34,6 +44,19 @@ ODOMETRY, COMMANDS, STEPS = 0, 1, 2  # the streams of a run's seed
 
 
 @dataclass(frozen=True)
+class Silence:
+    """``robot``'s controller makes no step from ``start`` for ``duration`` seconds (simulated
+    time); the base keeps the last command until its ``cmd_vel_timeout``."""
+
+    robot: str
+    start: float
+    duration: float
+
+    def covers(self, name: str, now: float) -> bool:
+        return name == self.robot and self.start <= now < self.start + self.duration
+
+
+@dataclass(frozen=True)
 class LoopConditions:
     """How bad the loop is: each stream's network, the controller's timing, the bases."""
 
@@ -48,6 +71,16 @@ class LoopConditions:
     cmd_vel_timeout: float = 0.5
     max_linear_accel: float = 0.0  # the bases' (fleet_sim's) limit
     seed: int = 0
+    silences: tuple[Silence, ...] = ()
+    # The base times a command out cmd_vel_timeout after its stamp (ros2_control's
+    # diff_drive_controller, fleet_sim), or after its arrival (a watchdog on reception: a
+    # command that arrived late stands a whole cmd_vel_timeout more).
+    timeout_from_stamp: bool = False
+
+    def silent(self, name: str, now: float) -> float | None:
+        """When ``name``'s controller speaks again, if it is silent at ``now`` (else None)."""
+        ends = [s.start + s.duration for s in self.silences if s.covers(name, now)]
+        return max(ends) if ends else None
 
 
 @dataclass(frozen=True)
@@ -57,6 +90,7 @@ class LoopModel:
 
     settings: FleetSettings = field(default_factory=FleetSettings)
     max_linear_accel: float = 0.0
+    per_robot: bool = False  # one controller per robot, the others observed at 0.5
 
 
 @dataclass
@@ -80,22 +114,48 @@ def orca_obstacles(scenario: Scenario):
     return orca.build_obstacles(polygons) if polygons else None
 
 
+def _specs(scenario: Scenario, model: LoopModel) -> tuple[list[AgentSpec], list[AgentSpec]]:
+    """The scenario's ORCA robots and its people as the controller's agents (scenario order)."""
+    robots = scenario.robots
+    specs = [AgentSpec(r.name, radius=r.radius, max_speed=r.max_speed,
+                       holonomic=r.drive == "holonomic", goal=tuple(r.goal),
+                       odom_origin=tuple(r.start), max_linear_accel=model.max_linear_accel)
+             for r in robots if r.orca]
+    people = [AgentSpec(r.name, radius=r.radius, max_speed=r.max_speed,
+                        odom_origin=tuple(r.start)) for r in robots if not r.orca]
+    return specs, people
+
+
+def _feed(fleet: FleetController, agent: int, arrival: float, sample) -> None:
+    stamp, pose, twist = sample
+    _, _, qz, qw = se2.quaternion_from_yaw(float(pose[2]))
+    fleet.odometry(agent, arrival, stamp, float(pose[0]), float(pose[1]), 0.0, 0.0, qz, qw,
+                   float(twist[0]), float(twist[1]), float(twist[2]))
+
+
+def _result(sim: FleetSimulation, controlled: list[int], steps: int) -> LoopResult:
+    arrived = int(sim.arrived[controlled].sum())
+    return LoopResult(
+        arrived=arrived, robots=len(controlled),
+        time=float(np.nanmax(sim.arrival_times[controlled])) if arrived == len(controlled)
+        else math.inf,
+        min_separation=sim.min_separation,
+        contacts=[(e.time, e.robot, e.other) for e in sim.events], steps=steps)
+
+
 def run_loop(scenario: Scenario, conditions: LoopConditions = LoopConditions(),
              model: LoopModel = LoopModel(), timeout: float | None = None) -> LoopResult:
     """One run of ``scenario`` under ``conditions`` with the controller told ``model``."""
     c = conditions
     sim = FleetSimulation(scenario, c.sim_dt, cmd_vel_timeout=c.cmd_vel_timeout,
                           max_linear_accel=c.max_linear_accel, record=False)
+    limit = scenario.timeout if timeout is None else timeout
+    if model.per_robot:
+        return _run_per_robot(sim, scenario, c, model, limit)
     robots = scenario.robots
     controlled = [i for i, r in enumerate(robots) if r.orca]
     observed = [i for i, r in enumerate(robots) if not r.orca]
-    specs = [AgentSpec(robots[i].name, radius=robots[i].radius, max_speed=robots[i].max_speed,
-                       holonomic=robots[i].drive == "holonomic", goal=tuple(robots[i].goal),
-                       odom_origin=tuple(robots[i].start),
-                       max_linear_accel=model.max_linear_accel) for i in controlled]
-    people = [AgentSpec(robots[i].name, radius=robots[i].radius,
-                        max_speed=robots[i].max_speed, odom_origin=tuple(robots[i].start))
-              for i in observed]
+    specs, people = _specs(scenario, model)
     settings = replace(model.settings, time_step=c.step_period)
     fleet = FleetController(specs, people, settings)
     order = controlled + observed  # agent index -> robot index
@@ -105,22 +165,20 @@ def run_loop(scenario: Scenario, conditions: LoopConditions = LoopConditions(),
                 for i in range(len(controlled))]
     step_rng = stream_rng(c.seed, STEPS)
     obstacles = orca_obstacles(scenario)
-    limit = scenario.timeout if timeout is None else timeout
     next_step, steps = 0.0, 0
     while sim.time < limit and not sim.arrived[controlled].all():
         now = sim.time
         poses, twists = sim.odometry_poses(), sim.velocities
         for agent, i in enumerate(order):
             odom[agent].send(now, (now, poses[i].copy(), twists[i].copy()))
-            for stamp, pose, twist in odom[agent].receive(now):
-                _, _, qz, qw = se2.quaternion_from_yaw(float(pose[2]))
-                fleet.odometry(agent, now, stamp, float(pose[0]), float(pose[1]), 0.0, 0.0,
-                               qz, qw, float(twist[0]), float(twist[1]), float(twist[2]))
+            for sample in odom[agent].receive(now):
+                _feed(fleet, agent, now, sample)
         if now + 1e-9 >= next_step:
             step = fleet.step(now, obstacles)
             steps += 1
             for k in np.flatnonzero(step.publish):
-                commands[k].send(now, (now, step.commands[k].copy()))
+                if c.silent(specs[k].name, now) is None:
+                    commands[k].send(now, (now, step.commands[k].copy()))
             period = c.step_period + c.step_jitter * step_rng.random()
             if c.stall_probability > 0.0 and step_rng.random() < c.stall_probability:
                 period += c.stall_time
@@ -128,12 +186,69 @@ def run_loop(scenario: Scenario, conditions: LoopConditions = LoopConditions(),
         for k, i in enumerate(controlled):
             for stamp, command in commands[k].receive(now):
                 if now - stamp <= c.cmd_vel_timeout:
-                    sim.command(robots[i].name, command)
+                    sim.command(robots[i].name, command,
+                                age=now - stamp if c.timeout_from_stamp else 0.0)
         sim.step()
-    arrived = int(sim.arrived[controlled].sum())
-    return LoopResult(
-        arrived=arrived, robots=len(controlled),
-        time=float(np.nanmax(sim.arrival_times[controlled])) if arrived == len(controlled)
-        else math.inf,
-        min_separation=sim.min_separation,
-        contacts=[(e.time, e.robot, e.other) for e in sim.events], steps=steps)
+    return _result(sim, controlled, steps)
+
+
+def _run_per_robot(sim: FleetSimulation, scenario: Scenario, c: LoopConditions,
+                   model: LoopModel, limit: float) -> LoopResult:
+    """:func:`run_loop` with one controller per ORCA robot (``model.per_robot``)."""
+    robots = scenario.robots
+    controlled = [i for i, r in enumerate(robots) if r.orca]
+    observed = [i for i, r in enumerate(robots) if not r.orca]
+    specs, people = _specs(scenario, model)
+    settings = replace(model.settings, time_step=c.step_period)
+    fleets, orders = [], []
+    for k, i in enumerate(controlled):
+        others = [replace(s, responsibility=0.5) for m, s in enumerate(specs) if m != k]
+        fleets.append(FleetController([specs[k]], others + people, settings))
+        orders.append([i] + [m for m in controlled if m != i] + observed)
+    ideal = c.odometry.ideal
+    odom = None if ideal else [
+        [Channel(c.odometry, in_order=c.in_order, rng=stream_rng(c.seed, ODOMETRY, k, i))
+         for i in order] for k, order in enumerate(orders)]
+    commands = [Channel(c.commands, in_order=c.in_order, rng=stream_rng(c.seed, COMMANDS, i))
+                for i in range(len(controlled))]
+    step_rngs = [stream_rng(c.seed, STEPS, k) for k in range(len(controlled))]
+    # Nodes are not in step with each other: each starts within the first period.
+    next_step = [c.step_period * rng.random() for rng in step_rngs]
+    obstacles = orca_obstacles(scenario)
+    steps = 0
+    while sim.time < limit and not sim.arrived[controlled].all():
+        now = sim.time
+        poses, twists = sim.odometry_poses(), sim.velocities
+        if not ideal:
+            for k, order in enumerate(orders):
+                for agent, i in enumerate(order):
+                    odom[k][agent].send(now, (now, poses[i].copy(), twists[i].copy()))
+        for k, i in enumerate(controlled):
+            if now + 1e-9 < next_step[k]:
+                continue
+            resumes = c.silent(robots[i].name, now)
+            if resumes is not None:
+                next_step[k] = resumes
+                continue
+            fleet = fleets[k]
+            for agent, j in enumerate(orders[k]):
+                if ideal:
+                    _feed(fleet, agent, now, (now, poses[j], twists[j]))
+                elif samples := odom[k][agent].receive(now):
+                    _feed(fleet, agent, now, max(samples, key=lambda m: m[0]))
+            step = fleet.step(now, obstacles)
+            steps += 1
+            if step.publish[0]:
+                commands[k].send(now, (now, step.commands[0].copy()))
+            rng = step_rngs[k]
+            period = c.step_period + c.step_jitter * rng.random()
+            if c.stall_probability > 0.0 and rng.random() < c.stall_probability:
+                period += c.stall_time
+            next_step[k] = now + period
+        for k, i in enumerate(controlled):
+            for stamp, command in commands[k].receive(now):
+                if now - stamp <= c.cmd_vel_timeout:
+                    sim.command(robots[i].name, command,
+                                age=now - stamp if c.timeout_from_stamp else 0.0)
+        sim.step()
+    return _result(sim, controlled, steps)

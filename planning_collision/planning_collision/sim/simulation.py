@@ -332,6 +332,7 @@ class FleetSimulation:
         self._record = record
         self._times: list[float] = []
         self._poses: list[np.ndarray] = []
+        self._commands: list[tuple] = []  # (time, robot, age, vx, vy, wz) as applied
         self._observe()
 
     # ------------------------------------------------------------------ state
@@ -361,15 +362,21 @@ class FleetSimulation:
         return counts
 
     # ------------------------------------------------------------------ inputs
-    def command(self, name: str, twist) -> tuple[float, float, float]:
-        """Set a robot's body twist (vx, vy, wz); returns it clamped. Raises KeyError for an
-        unknown robot, ValueError for NaN/inf or a robot that is not ORCA-driven."""
+    def command(self, name: str, twist, age: float = 0.0) -> tuple[float, float, float]:
+        """Set a robot's body twist (vx, vy, wz); returns it clamped. ``age``: seconds since
+        the command was stamped when it arrives; the base stops ``cmd_vel_timeout`` after the
+        stamp, not after the arrival, as ros2_control's diff_drive_controller brakes (a
+        command that arrived 0.45 s late stands 0.05 s, not 0.5 s: issue #24's crossing,
+        where a late command carried robot22 into a robot that had stopped). Raises KeyError
+        for an unknown robot, ValueError for NaN/inf or a robot that is not ORCA-driven."""
         i = self.index[name]
         if not self.orca[i]:
             raise ValueError(f"{name} is not ORCA-driven: it ignores commands")
         clamped = clamp_twist(twist, bool(self.holonomic[i]), float(self.max_speeds[i]))
         self.commands[i] = clamped
-        self.command_times[i] = self.time
+        self.command_times[i] = self.time - max(float(age), 0.0)
+        if self._record:
+            self._commands.append((self.time, i, max(float(age), 0.0), *clamped))
         return clamped
 
     def odometry_poses(self) -> np.ndarray:
@@ -444,8 +451,9 @@ class FleetSimulation:
     # ------------------------------------------------------------------ output
     def trajectory(self) -> dict[str, np.ndarray]:
         """Recorded states: names (N,), times (T,), x, y, yaw (T, N), plus the robots'
-        radii, goals, drives and ORCA flags and the contact events."""
+        radii, goals, drives and ORCA flags, the contact events and the commands applied."""
         poses = np.stack(self._poses) if self._poses else np.zeros((0, len(self.names), 3))
+        commands = np.array(self._commands, dtype=np.float64).reshape(-1, 6)
         return {
             "names": np.array(self.names),
             "times": np.array(self._times),
@@ -461,6 +469,12 @@ class FleetSimulation:
             "contact_time": np.array([e.time for e in self.events], dtype=np.float64),
             "contact_robot": np.array([e.robot for e in self.events], dtype=str),
             "contact_other": np.array([e.other for e in self.events], dtype=str),
+            # Every command as the base applied it: when (simulated), whose, how old its
+            # stamp was on arrival, the twist (how late each robot's commands came).
+            "command_time": commands[:, 0].copy(),
+            "command_robot": commands[:, 1].astype(np.int64),
+            "command_age": commands[:, 2].copy(),
+            "command_twist": commands[:, 3:6].copy(),
         }
 
     def save_trajectory(self, path: str | Path) -> Path:
