@@ -185,6 +185,17 @@ def forgotten_count(procs: dict) -> int:
                for name, proc in procs.items() if name.startswith("orca_"))
 
 
+def command_ages(data) -> dict:
+    """How late the commands fleet_sim applied were (its trajectory's record: the age of each
+    command's stamp on arrival), in seconds: median, 95th percentile, largest."""
+    ages = np.asarray(data["command_age"]) if "command_age" in data else np.zeros(0)
+    if not ages.size:
+        return {}
+    return {"command_age_median": round(float(np.median(ages)), 3),
+            "command_age_p95": round(float(np.percentile(ages, 95)), 3),
+            "command_age_max": round(float(ages.max()), 3)}
+
+
 def one_run(index: int, args, scenario, workdir: Path) -> dict:
     domain = processes.pick_domain_id()
     trajectory = workdir / f"run{index}.npz"
@@ -244,7 +255,7 @@ def one_run(index: int, args, scenario, workdir: Path) -> dict:
             "contacts": contact_lines(data), "min_separation": smallest_separation(data),
             "load": load_at_start, "wall": time.monotonic() - started,
             **rates.summary(len(scenario.robots)), **cpu,
-            "odometry_forgotten": forgotten_count(procs)}
+            "odometry_forgotten": forgotten_count(procs), **command_ages(data)}
 
 
 def main(argv=None) -> int:

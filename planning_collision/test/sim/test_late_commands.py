@@ -5,6 +5,9 @@ with how old it was, from which a run's delays can be traced."""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -59,3 +62,23 @@ def test_the_trajectory_records_each_command_applied_with_its_age():
     assert trajectory["command_twist"] == pytest.approx(np.array([[0.5, 0.1, 0.0],
                                                                  [0.2, 0.0, 0.3]]))
     assert _sim(record=False).trajectory()["command_time"].shape == (0,)
+
+
+def _crossing_tool():
+    path = Path(__file__).resolve().parents[3] / "tools" / "crossing_per_robot.py"
+    spec = importlib.util.spec_from_file_location("crossing_per_robot", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_crossing_tool_reports_how_late_the_applied_commands_were():
+    sim = _sim()
+    for age in (0.1, 0.2, 0.45):
+        sim.command("a", (0.5, 0.0, 0.0), age=age)
+        sim.step()
+    ages = _crossing_tool().command_ages(sim.trajectory())
+    assert ages["command_age_median"] == pytest.approx(0.2)
+    assert ages["command_age_max"] == pytest.approx(0.45)
+    assert 0.2 < ages["command_age_p95"] <= 0.45
+    assert _crossing_tool().command_ages(_sim().trajectory()) == {}
