@@ -8,8 +8,18 @@ time of this thread (``time.thread_time``, which a loaded machine inflates far l
 time) spent in each ``_step``, and in each of its phases (the node's own ``PhaseTimes``
 marks). ``--profile FILE`` also runs cProfile over the steps only and writes its stats.
 
+``--pure``: the node's controller alone, no ROS and no other process: the FleetController the
+node builds (its robot controlled, the others observed at responsibility 0.5, the crossing's
+pillars as ORCA obstacles, the node's default settings) fed the standing robots' odometry
+(0.02 s old) before each of ``--steps`` steps, and each ``FleetController.step`` timed (CPU of
+this thread; median and quartiles) with the mean of each of its phases (the controller's own
+methods, timed from outside). Quick (seconds), and unaffected by DDS and fleet_sim, so a change
+of the controller is measured in alternation with the tree before it.
+
     .venv/bin/python tools/orca_step_profile.py [--seconds 20] [--observed none]
         [--orca name=value ...] [--profile step.prof]
+    .venv/bin/python tools/orca_step_profile.py --pure [--steps 4000] [--observed none]
+        [--profile step.prof]
 """
 
 from __future__ import annotations
@@ -31,13 +41,19 @@ from crossing_per_robot import SCENARIO, one_node_arguments, one_node_parameters
 
 from planning_collision.resources import config_file  # noqa: E402
 from planning_collision.ros import processes  # noqa: E402
+from planning_collision.sim.scenario import load_scenario  # noqa: E402
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     one_node_arguments(parser)
     parser.add_argument("--profile", metavar="FILE")
+    parser.add_argument("--pure", action="store_true",
+                        help="the controller alone, without ROS (see the module docstring)")
+    parser.add_argument("--steps", type=int, default=4000, help="--pure: steps timed")
     args = parser.parse_args(argv)
+    if args.pure:
+        return pure_steps(args)
     node_name, params, heard = one_node_parameters(args)
     domain = processes.pick_domain_id()
     processes.apply_network_rule(domain)  # this process's node: the same rule
@@ -145,6 +161,80 @@ def main(argv=None) -> int:
           f"CPU ms mean {statistics.fmean(measuring['take']) * ms:.3f}")
     print(f"  this thread: {100 * thread_total / args.seconds:.1f} % of a core, steps "
           f"{100 * sum(cpu) / args.seconds:.1f} %")
+    return 0
+
+
+# The controller's phases, in the order a step calls them (FleetController's methods).
+PHASES = ("_place", "_activity", "_preferred", "_route", "_problem", "_solve", "_commands",
+          "_guard_walls", "_events", "_remember")
+
+
+def pure_steps(args) -> int:
+    """``--pure``: time ``FleetController.step`` of the node's controller alone."""
+    from planning_collision.fleet.controller import AgentSpec, FleetController, FleetSettings
+    from planning_collision.orca.warmup import warmup
+    from planning_collision.sim.fleet_loop import scenario_world
+
+    if args.orca:
+        print("--pure takes the default settings (no --orca)")
+        return 2
+    scenario = load_scenario(SCENARIO)
+    robots = {r.name: r for r in scenario.robots}
+    own = robots[args.robot]
+    others = [] if args.observed == "none" else [r for r in scenario.robots if r is not own]
+    controlled = [AgentSpec(own.name, radius=own.radius, max_speed=own.max_speed,
+                            goal=tuple(own.goal), odom_origin=tuple(own.start))]
+    observed = [AgentSpec(r.name, radius=r.radius, max_speed=r.max_speed, responsibility=0.5,
+                          odom_origin=tuple(r.start)) for r in others]
+    fleet = FleetController(controlled, observed, FleetSettings())
+    obstacles, _ = scenario_world(scenario)
+    warmup()
+    period, age = fleet.settings.time_step, 0.02
+    phases: dict[str, list[float]] = defaultdict(list)
+    timing = {"on": False}
+
+    def timed(name):
+        method = getattr(fleet, name)
+
+        def call(*a, **kw):
+            if not timing["on"]:
+                return method(*a, **kw)
+            c0 = time.thread_time()
+            try:
+                return method(*a, **kw)
+            finally:
+                phases[name].append(time.thread_time() - c0)
+        return call
+
+    for name in PHASES:
+        setattr(fleet, name, timed(name))
+    profile = cProfile.Profile() if args.profile else None
+    cpu = []
+    warm = 200
+    for s in range(warm + args.steps):
+        now = 100.0 + s * period
+        for i in range(len(fleet.names)):  # standing at the start: the odometry frame's origin
+            fleet.odometry(i, now - age / 2, now - age, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0,
+                           0.0)
+        timing["on"] = s >= warm
+        if profile is not None and timing["on"]:
+            profile.enable()
+        c0 = time.thread_time()
+        step = fleet.step(now, obstacles)
+        if timing["on"]:
+            cpu.append(time.thread_time() - c0)
+        if profile is not None:
+            profile.disable()
+    if profile is not None:
+        profile.dump_stats(args.profile)
+    ms = 1e3
+    q = statistics.quantiles(cpu, n=4)
+    print(f"pure controller, {args.robot} controlled, {len(others)} observed, {len(cpu)} steps, "
+          f"load average {os.getloadavg()[0]:.1f}, active {bool(step.active[0])}")
+    print(f"  step CPU ms: median {statistics.median(cpu) * ms:.4f} (quartiles "
+          f"{q[0] * ms:.4f}-{q[2] * ms:.4f}), mean {statistics.fmean(cpu) * ms:.4f}")
+    print("  phases, CPU ms (median): " + ", ".join(
+        f"{p.lstrip('_')} {statistics.median(v) * ms:.4f}" for p, v in phases.items()))
     return 0
 
 
