@@ -55,6 +55,7 @@ from planning_collision import orca
 from planning_collision.common import se2
 from planning_collision.common.checks import finite_scalar
 from planning_collision.orca import DiffDriveLimits
+from planning_collision.orca.checked_settings import CheckedSettings
 from planning_collision.orca.heading_guard import guarded_forward_speeds
 from planning_collision.orca.validation import MAX_MAGNITUDE
 
@@ -398,6 +399,12 @@ class FleetController:
         self.trackable = [None if lim is None else
                           polygons.setdefault(lim, orca.trackable_polygon(lim))
                           for lim in limits]
+        # ORCA's scalar settings, checked here once instead of at every step.
+        self._orca = CheckedSettings(
+            time_step=s.time_step, neighbor_dist=s.neighbor_dist, time_horizon=s.time_horizon,
+            time_horizon_obst=s.time_horizon_obst, symmetry_breaking=s.symmetry_breaking,
+            side_preference=s.side_preference, keep_apart=s.keep_apart,
+            keep_apart_margin=s.keep_apart_margin)
 
     # ------------------------------------------------------------------ samples in
     def odometry(self, i: int, arrival: float, stamp: float | None, x: float, y: float,
@@ -757,22 +764,18 @@ class FleetController:
             if lines is not None:
                 lines = lines._replace(offsets=plus(lines.offsets,
                                                     np.full(d, lines.offsets[-1])))
-        result = orca.compute_velocities(
+        result = self._orca.velocities(  # orca.compute_velocities with the settings
             plus(place.positions[rows], discs.positions if d else None),
             plus(problem.velocities[rows], discs.velocities if d else None),
             plus(problem.preferred[rows], discs.velocities if d else None),
-            time_step=s.time_step, radius=plus(place.radii[rows], discs.radii if d else None),
+            radius=plus(place.radii[rows], discs.radii if d else None),
             max_speed=plus(self.max_speed[rows], np.maximum(speeds, 1e-3) if d else None),
-            neighbor_dist=s.neighbor_dist,
             max_neighbors=plus(np.where(problem.reactive[rows], s.max_neighbors, 0),
                                np.zeros(d, np.int64)),
-            time_horizon=s.time_horizon, time_horizon_obst=s.time_horizon_obst,
             responsibility=plus(problem.responsibility[rows], np.ones(d)),
             reactive=plus(problem.reactive[rows], np.zeros(d, dtype=bool)),
-            obstacles=obstacles, symmetry_breaking=s.symmetry_breaking,
-            seed=self.steps, side_preference=s.side_preference,
-            keep_apart=s.keep_apart, keep_apart_margin=s.keep_apart_margin,
-            constraint_lines=lines, return_lines=want_lines)
+            obstacles=obstacles, seed=self.steps, constraint_lines=lines,
+            return_lines=want_lines)
         if result.speed_clamped.any():  # never seen: it would be a bug
             clamped = [self.names[rows[j]] for j in np.flatnonzero(result.speed_clamped)]
             self.warn("speed-clamped", f"ORCA's last check clamped the velocity of "
