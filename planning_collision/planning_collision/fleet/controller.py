@@ -399,6 +399,9 @@ class FleetController:
         self.trackable = [None if lim is None else
                           polygons.setdefault(lim, orca.trackable_polygon(lim))
                           for lim in limits]
+        # The agents placed by a correction that changes (not a fixed odom_origin).
+        self._corrected = [i for i, a in enumerate(self._agents)
+                           if a.localization.source != ODOM_ORIGIN]
         # ORCA's scalar settings, checked here once instead of at every step.
         self._orca = CheckedSettings(
             time_step=s.time_step, neighbor_dist=s.neighbor_dist, time_horizon=s.time_horizon,
@@ -738,7 +741,8 @@ class FleetController:
         limited = (reactive & holonomic & (self.max_linear_accel > 0.0))[rows]
         reach = self.max_linear_accel * (place.latency
                                          + max(self.settings.time_step, REACH_TIME))
-        reachable, reach_counts = reachable_lines(velocities[rows], reach[rows], limited)
+        reachable, reach_counts = (reachable_lines(velocities[rows], reach[rows], limited)
+                                   if limited.any() else (None, 0))
         return _Problem(
             rows=rows, row_of=row_of, reactive=reactive, velocities=velocities,
             preferred=preferred_all, responsibility=responsibility, constrained=constrained,
@@ -935,7 +939,9 @@ class FleetController:
         localization_timeout (0: never) and, for pose_topic, the robot drove more than
         localization_travel since (AMCL publishes only after the robot moved)."""
         s = self.settings
-        ages = np.array([max(a.localization.age(now), 0.0) for a in self._agents])
+        ages = np.zeros(len(self._agents))  # a fixed origin's age is 0
+        for i in self._corrected:
+            ages[i] = max(self._agents[i].localization.age(now), 0.0)
         stale = np.zeros(len(self._agents), dtype=bool)
         if s.localization_timeout > 0.0:
             for i in np.flatnonzero(known & (ages > s.localization_timeout)):
