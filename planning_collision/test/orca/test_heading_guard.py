@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from shapely.geometry import LineString, Point, Polygon
 
@@ -159,6 +159,10 @@ def capsule_run(point, direction, a, b, floor, reach=20.0):
 
 @settings(max_examples=200, deadline=None)
 @given(st.floats(-3, 3), st.floats(-3, 3), st.floats(-math.pi, math.pi), st.floats(0.05, 0.6))
+# Found by Jazzy's hypothesis: a ray 0.6 below the bottom edge, 6e-5 rad off parallel to it,
+# grazes the corner's circle; free_run's 0.99137 is the exact entry, shapely's 0.99538 the
+# 256-gon's.
+@example(x=0.0, y=-1.0999984741210938, angle=6.103515625e-05, floor=0.5999999999999999)
 def test_free_run_matches_shapely(x, y, angle, floor):
     """Per edge, where the ray from a point outside the obstacle first comes within the
     edge's floor (shapely: the ray against the edge's buffer). A ray within PARALLEL of an
@@ -178,12 +182,17 @@ def test_free_run_matches_shapely(x, y, angle, floor):
         along = (b - a) / np.hypot(*(b - a))
         if abs(along[0] * direction[0, 1] - along[1] * direction[0, 0]) <= PARALLEL:
             continue
+        passing = LineString([point[0], point[0] + 20 * direction[0]]).distance(
+            LineString([a, b]))
+        grazing = abs(passing - floors[0, k]) < 2e-3
         if math.isinf(expected) or math.isinf(run[k]):
             # Only a graze (within the 256-gon's error) may tell them apart.
-            passing = LineString([point[0], point[0] + 20 * direction[0]]).distance(
-                LineString([a, b]))
-            assert math.isinf(expected) == math.isinf(run[k]) or abs(
-                passing - floors[0, k]) < 2e-3
+            assert math.isinf(expected) == math.isinf(run[k]) or grazing
+        elif grazing:
+            # Nearly tangent to a vertex's circle, the oracle's inscribed 256-gon is entered
+            # later than the circle by up to sqrt(2 r e) along the ray (7 mm at r = 0.6):
+            # free_run, exact, may only be the earlier.
+            assert run[k] <= expected + 2e-3
         else:
             assert run[k] == pytest.approx(expected, abs=2e-3)
 
