@@ -42,6 +42,11 @@ again; when the robots inside and in the mouth are through, the passage turns to
 side. The wait is counted on the control clock from the users' positions, so every node fed
 the same fleet turns the passage at the same step. Without it a waiter waited for a whole
 batch (8 robots through a door: over 30 s in 17 of 80 runs of the 16-robot doorway).
+
+**One at a time into the core.** Admitted robots still outside the mouth file in (one beside
+the first stands); of the robots of the served side in the mouth (within ``radius`` of the
+core, so counted as inside), one beside another that is farther along the passage backs out
+of the mouth until that one is a diameter ahead (:meth:`PassageMap._single_file`).
 """
 
 from __future__ import annotations
