@@ -16,7 +16,7 @@ from geometry_msgs.msg import Point, Pose, PoseStamped
 from nav_msgs.msg import OccupancyGrid
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.qos import DurabilityPolicy, QoSPolicyKind, QoSProfile, ReliabilityPolicy
-from ros_clients import close_then_stop
+from ros_clients import stopping
 from visualization_msgs.msg import Marker, MarkerArray
 
 from planning_collision import grid
@@ -106,19 +106,22 @@ def server(domain_id, client_factory, latched_qos):
     proc = RosProcess("collision_server", node_command(
         "planning_collision.ros.collision_server", [config_file("collision_server.yaml")],
         namespace="cs"), domain_id)
-    feeder = client_factory("feeder")
-    map_pub = feeder.node.create_publisher(OccupancyGrid, "/cs/map", latched_qos)
-    obstacle_pub = feeder.node.create_publisher(ObstacleArray, "/cs/obstacles", latched_qos)
-    map_pub.publish(map_msg(make_map_data()))
-    obstacle_pub.publish(obstacles_msg())
-    caller = client_factory("caller")
-    caller.wait_for_service(CheckLineOfSight, "/cs/check_line_of_sight", 120.0, proc)
-    assert caller.spin_until(
-        lambda: (feeder.spin_for(0.05) or True)
-        and proc.wait_for_line("obstacles received", 0.01)
-        and proc.wait_for_line("map 200 x 100", 0.01), 30.0), proc.lines[-20:]
-    yield caller, proc
-    close_then_stop([feeder, caller], [proc])
+    clients: list = []
+    with stopping(clients, [proc]):
+        feeder = client_factory("feeder")
+        clients.append(feeder)
+        map_pub = feeder.node.create_publisher(OccupancyGrid, "/cs/map", latched_qos)
+        obstacle_pub = feeder.node.create_publisher(ObstacleArray, "/cs/obstacles", latched_qos)
+        map_pub.publish(map_msg(make_map_data()))
+        obstacle_pub.publish(obstacles_msg())
+        caller = client_factory("caller")
+        clients.append(caller)
+        caller.wait_for_service(CheckLineOfSight, "/cs/check_line_of_sight", 120.0, proc)
+        assert caller.spin_until(
+            lambda: (feeder.spin_for(0.05) or True)
+            and proc.wait_for_line("obstacles received", 0.01)
+            and proc.wait_for_line("map 200 x 100", 0.01), 30.0), proc.lines[-20:]
+        yield caller, proc
 
 
 def los_request(start, goal, mode="", layers=1, frame="map"):

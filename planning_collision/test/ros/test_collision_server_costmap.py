@@ -13,7 +13,7 @@ import pytest
 from geometry_msgs.msg import Point, Point32, PolygonStamped, Pose
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from ros_clients import close_then_stop
+from ros_clients import stopping
 
 from planning_collision.resources import config_file
 from planning_collision.ros.conversions import quaternion_from_yaw
@@ -165,11 +165,13 @@ def costmap_server(domain_id, client_factory):
         parameters={"footprint_topic": "footprint", "footprint_pose_topic": "odom",
                     "publish_markers": False},
         namespace="r1"), domain_id)
-    caller = client_factory("costmap_caller")
-    feeder = Feeder(caller.node)
-    caller.wait_for_service(CheckCollision, "/r1/check_collision", 120.0, proc)
-    yield caller, feeder, proc
-    close_then_stop([caller], [proc])
+    clients: list = []
+    with stopping(clients, [proc]):
+        caller = client_factory("costmap_caller")
+        clients.append(caller)
+        feeder = Feeder(caller.node)
+        caller.wait_for_service(CheckCollision, "/r1/check_collision", 120.0, proc)
+        yield caller, feeder, proc
 
 
 def call(caller, srv, name, request):

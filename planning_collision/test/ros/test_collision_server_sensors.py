@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import Pose
 from nav_msgs.msg import Odometry
-from ros_clients import close_then_stop
+from ros_clients import stopping
 from sensor_msgs.msg import LaserScan, PointCloud2, PointField
 
 from planning_collision.resources import config_file
@@ -41,18 +41,20 @@ def server(domain_id, client_factory):
          "sensor_layer_height": 10.0, "sensor_layer_origin_x": -5.0,
          "sensor_layer_origin_y": -5.0},
         namespace="css"), domain_id)
-    client = client_factory("sensor_feeder")
-    odom = client.node.create_publisher(Odometry, "/css/robot/odom", 10)
-    scan = client.node.create_publisher(LaserScan, "/css/robot/scan", 10)
-    cloud = client.node.create_publisher(PointCloud2, "/css/robot/points", 10)
-    client.wait_for_service(CheckLineOfSight, "/css/check_line_of_sight", 120.0, proc)
-    # scans are dropped until the kernels are loaded (a fresh cache compiles them first)
-    assert proc.wait_for_line("kernels ready", 180.0), proc.lines[-20:]
-    assert client.spin_until(lambda: odom.get_subscription_count() == 2
-                             and scan.get_subscription_count()
-                             and cloud.get_subscription_count(), 30.0)
-    yield client, proc, odom, scan, cloud
-    close_then_stop([client], [proc])
+    clients: list = []
+    with stopping(clients, [proc]):
+        client = client_factory("sensor_feeder")
+        clients.append(client)
+        odom = client.node.create_publisher(Odometry, "/css/robot/odom", 10)
+        scan = client.node.create_publisher(LaserScan, "/css/robot/scan", 10)
+        cloud = client.node.create_publisher(PointCloud2, "/css/robot/points", 10)
+        client.wait_for_service(CheckLineOfSight, "/css/check_line_of_sight", 120.0, proc)
+        # scans are dropped until the kernels are loaded (a fresh cache compiles them first)
+        assert proc.wait_for_line("kernels ready", 180.0), proc.lines[-20:]
+        assert client.spin_until(lambda: odom.get_subscription_count() == 2
+                                 and scan.get_subscription_count()
+                                 and cloud.get_subscription_count(), 30.0)
+        yield client, proc, odom, scan, cloud
 
 
 def send(server, person: bool | None) -> None:

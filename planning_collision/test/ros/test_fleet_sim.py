@@ -19,7 +19,7 @@ from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.srv import DescribeParameters
 from rclpy.duration import Duration
-from ros_clients import close_then_stop
+from ros_clients import stopping
 from visualization_msgs.msg import Marker, MarkerArray
 
 from planning_collision.resources import config_file
@@ -182,14 +182,16 @@ def sims(tmp_path_factory, domain_id, client_factory):
         "fs3": RosProcess("fleet_sim_3", node_command(
             MODULE, params, {"scenario": str(broken)}, namespace="fs3"), domain_id),
     }
-    client = client_factory("fleet_sim_tests")
-    orca = [r["name"] for r in ROBOTS if r.get("orca", True)]
-    fleets = {"fs1": Fleet(client, "fs1", NAMES, stamped=True),
-              "fs2": Fleet(client, "fs2", ["holo"], stamped=False)}
-    fleets["fs1"].wait_ready(procs["fs1"], orca)
-    fleets["fs2"].wait_ready(procs["fs2"], ["holo"])
-    yield procs, fleets, trajectory
-    close_then_stop([client], procs.values())
+    clients: list = []
+    with stopping(clients, procs.values()):
+        client = client_factory("fleet_sim_tests")
+        clients.append(client)
+        orca = [r["name"] for r in ROBOTS if r.get("orca", True)]
+        fleets = {"fs1": Fleet(client, "fs1", NAMES, stamped=True),
+                  "fs2": Fleet(client, "fs2", ["holo"], stamped=False)}
+        fleets["fs1"].wait_ready(procs["fs1"], orca)
+        fleets["fs2"].wait_ready(procs["fs2"], ["holo"])
+        yield procs, fleets, trajectory
 
 
 def test_holonomic_robot_moves_forward_in_its_odometry_frame(sims):

@@ -9,7 +9,7 @@ import time
 
 import pytest
 import yaml
-from ros_clients import close_then_stop
+from ros_clients import stopping
 from test_fleet_sim import Fleet
 
 from planning_collision.resources import config_file
@@ -31,11 +31,13 @@ def lossy(tmp_path_factory, domain_id, client_factory):
          "command_jitter": 0.1, "command_loss": 0.2, "odom_latency": ODOM_LATENCY,
          "odom_jitter": 0.05, "odom_loss": 0.2, "noise_seed": 3}, namespace="net"),
         domain_id)
-    client = client_factory("fleet_sim_network_tests")
-    fleet = Fleet(client, "net", ["late"], stamped=True)
-    fleet.wait_ready(process, ["late"])
-    yield fleet
-    close_then_stop([client], [process])
+    clients: list = []
+    with stopping(clients, [process]):
+        client = client_factory("fleet_sim_network_tests")
+        clients.append(client)
+        fleet = Fleet(client, "net", ["late"], stamped=True)
+        fleet.wait_ready(process, ["late"])
+        yield fleet
 
 
 def test_commands_act_late_odometry_arrives_late_in_order_and_the_base_still_stops(lossy):

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 import yaml
-from ros_clients import LATCHED, close_then_stop
+from ros_clients import LATCHED, stopping
 from sensor_msgs.msg import LaserScan, PointCloud2, PointField
 from tf2_msgs.msg import TFMessage
 
@@ -51,19 +51,21 @@ def fleet(tmp_path_factory, domain_id, client_factory):
     proc = RosProcess("fleet_sim_scans", node_command(
         MODULE, [config_file("fleet_sim.yaml")], {"scenario": str(path), "noise_seed": 3},
         namespace="fss"), domain_id)
-    client = client_factory("fleet_sim_scan_tests")
-    scans = {"seer": [], "mounted": [], "clouds": []}
-    for name in ("seer", "mounted"):
-        client.node.create_subscription(LaserScan, f"/fss/{name}/scan", scans[name].append, 50)
-    client.node.create_subscription(PointCloud2, "/fss/seer/points", scans["clouds"].append, 50)
-    statics = []
-    client.node.create_subscription(TFMessage, "/tf_static", statics.append, LATCHED)
-    ready = client.spin_until(lambda: len(scans["seer"]) >= 12 and scans["mounted"]
-                              and len(scans["clouds"]) >= 6 and statics
-                              or not proc.running(), 60.0)
-    assert ready and proc.running(), proc.lines[-30:]
-    yield client, scans, statics, path
-    close_then_stop([client], [proc])
+    clients: list = []
+    with stopping(clients, [proc]):
+        client = client_factory("fleet_sim_scan_tests")
+        clients.append(client)
+        scans = {"seer": [], "mounted": [], "clouds": []}
+        for name in ("seer", "mounted"):
+            client.node.create_subscription(LaserScan, f"/fss/{name}/scan", scans[name].append, 50)
+        client.node.create_subscription(PointCloud2, "/fss/seer/points", scans["clouds"].append, 50)
+        statics = []
+        client.node.create_subscription(TFMessage, "/tf_static", statics.append, LATCHED)
+        ready = client.spin_until(lambda: len(scans["seer"]) >= 12 and scans["mounted"]
+                                  and len(scans["clouds"]) >= 6 and statics
+                                  or not proc.running(), 60.0)
+        assert ready and proc.running(), proc.lines[-30:]
+        yield client, scans, statics, path
 
 
 def test_scans_carry_the_scenarios_laser(fleet):

@@ -13,7 +13,7 @@ from geometry_msgs.msg import TwistStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
-from ros_clients import close_then_stop
+from ros_clients import stopping
 
 from planning_collision.resources import config_file
 from planning_collision.ros.processes import RosProcess, node_command
@@ -72,10 +72,12 @@ def sims(tmp_path_factory, domain_id, client_factory):
              "status_rate_hz": 4.0}, namespace=f"start_{mode}"), domain_id)
         for mode in ("wait", "commands")
     }
-    client = client_factory("fleet_sim_start_tests")
-    sims = {mode: Sim(client, f"start_{mode}") for mode in procs}
-    yield procs, sims
-    close_then_stop([client], procs.values())
+    clients: list = []
+    with stopping(clients, procs.values()):
+        client = client_factory("fleet_sim_start_tests")
+        clients.append(client)
+        sims = {mode: Sim(client, f"start_{mode}") for mode in procs}
+        yield procs, sims
 
 
 def assert_standing_still(sim: Sim) -> None:

@@ -243,3 +243,16 @@ def test_a_run_never_picks_a_domain_another_run_on_the_machine_holds(domain_id):
             if holder.poll() is None:
                 holder.stdin.close()
                 holder.wait(timeout=30)
+
+
+def test_a_fixture_whose_node_never_comes_up_still_stops_it(domain_id):
+    """ros_clients.stopping: a fixture's readiness wait that fails before its yield still
+    stops the processes it started (they are sessions of their own and outlived the run)."""
+    from ros_clients import stopping
+
+    proc = processes.RosProcess("never_ready", [sys.executable, "-c",
+                                                "import time; time.sleep(120)"], domain_id)
+    with pytest.raises(AssertionError, match="never ready"):
+        with stopping([], [proc]):
+            assert proc.wait_for_line("ready", 0.2), "never ready"
+    assert not proc.running() and proc.returncode is not None
