@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import yaml
 from nav_msgs.msg import OccupancyGrid
+from ros_clients import stopping
 
 from planning_collision.grid.map_file import load_map_file
 from planning_collision.resources import config_file
@@ -74,11 +75,10 @@ def publishers(tmp_path_factory, domain_id):
                              "map_yaml": str(config_file("maps/swap_room.yaml"))},
             namespace="mp_broken"), domain_id),
     }
-    for proc in procs.values():
-        assert proc.wait_for_line("published", 120.0), proc.lines[-20:]
-    yield procs, swap_room
-    for proc in procs.values():
-        proc.stop()
+    with stopping([], procs.values()):
+        for proc in procs.values():
+            assert proc.wait_for_line("published", 120.0), proc.lines[-20:]
+        yield procs, swap_room
 
 
 def test_a_late_subscriber_gets_the_latched_map_and_obstacles(publishers, client, latched_qos):
