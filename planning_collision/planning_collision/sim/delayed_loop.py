@@ -179,15 +179,8 @@ def run_loop(scenario: Scenario, conditions: LoopConditions = LoopConditions(),
             for k in np.flatnonzero(step.publish):
                 if c.silent(specs[k].name, now) is None:
                     commands[k].send(now, (now, step.commands[k].copy()))
-            period = c.step_period + c.step_jitter * step_rng.random()
-            if c.stall_probability > 0.0 and step_rng.random() < c.stall_probability:
-                period += c.stall_time
-            next_step = now + period
-        for k, i in enumerate(controlled):
-            for stamp, command in commands[k].receive(now):
-                if now - stamp <= c.cmd_vel_timeout:
-                    sim.command(robots[i].name, command,
-                                age=now - stamp if c.timeout_from_stamp else 0.0)
+            next_step = now + _period(c, step_rng)
+        _deliver(sim, c, [robots[i].name for i in controlled], commands, now)
         sim.step()
     return _result(sim, controlled, steps)
 
@@ -240,15 +233,25 @@ def _run_per_robot(sim: FleetSimulation, scenario: Scenario, c: LoopConditions,
             steps += 1
             if step.publish[0]:
                 commands[k].send(now, (now, step.commands[0].copy()))
-            rng = step_rngs[k]
-            period = c.step_period + c.step_jitter * rng.random()
-            if c.stall_probability > 0.0 and rng.random() < c.stall_probability:
-                period += c.stall_time
-            next_step[k] = now + period
-        for k, i in enumerate(controlled):
-            for stamp, command in commands[k].receive(now):
-                if now - stamp <= c.cmd_vel_timeout:
-                    sim.command(robots[i].name, command,
-                                age=now - stamp if c.timeout_from_stamp else 0.0)
+            next_step[k] = now + _period(c, step_rngs[k])
+        _deliver(sim, c, [robots[i].name for i in controlled], commands, now)
         sim.step()
     return _result(sim, controlled, steps)
+
+
+def _period(c: LoopConditions, rng) -> float:
+    """The time to a controller's next step: the period, its jitter, now and then a stall."""
+    period = c.step_period + c.step_jitter * rng.random()
+    if c.stall_probability > 0.0 and rng.random() < c.stall_probability:
+        period += c.stall_time
+    return period
+
+
+def _deliver(sim: FleetSimulation, c: LoopConditions, names, commands, now: float) -> None:
+    """Each robot's commands that arrive by ``now`` to its base; one older than the base's
+    ``cmd_vel_timeout`` is dropped, and a late one stands what is left of it when the base
+    times commands out from their stamp."""
+    for name, link in zip(names, commands, strict=True):
+        for stamp, command in link.receive(now):
+            if now - stamp <= c.cmd_vel_timeout:
+                sim.command(name, command, age=now - stamp if c.timeout_from_stamp else 0.0)
