@@ -353,6 +353,30 @@ def test_a_command_stamped_longer_ago_than_the_timeout_is_dropped(sims):
     assert fleet.pose("stale")[0] > x0 + 0.05
 
 
+def test_a_late_command_stands_only_what_is_left_of_its_timeout(sims):
+    """A command that arrives 0.4 s after its stamp moves the base for what is left of
+    cmd_vel_timeout (0.5 s), about 0.1 s, as ros2_control's diff_drive_controller times it
+    out; a watchdog counted from its arrival held it 0.5 s (0.25 m at 0.5 m/s), and that
+    hold carried robot22 into robot24 in issue #24's 24-process crossing."""
+    _, fleets, _ = sims
+    fleet = fleets["fs1"]
+    fleet.command("stale")
+    fleet.stop_sent = time.monotonic()
+    fleet.still("stale")
+    x0 = fleet.pose("stale")[0]
+    msg = TwistStamped()
+    msg.header.stamp = (fleet.client.node.get_clock().now()
+                        - Duration(seconds=0.4)).to_msg()
+    msg.twist.linear.x = 0.5
+    fleet.pubs["stale"].publish(msg)
+    fleet.stop_sent = time.monotonic()
+    fleet.settle(1.0)
+    fleet.still("stale")
+    travelled = fleet.pose("stale")[0] - x0
+    # 0.05 m when it arrives at once; less, or nothing, when it arrives later still.
+    assert 0.0 <= travelled < 0.15, travelled
+
+
 def test_nan_commands_are_ignored_and_the_node_keeps_running(sims):
     procs, fleets, _ = sims
     fleet = fleets["fs1"]
