@@ -39,8 +39,8 @@ Writes a markdown table to stdout and to ``doc/bench/narrow_table.txt``, the per
 to ``doc/bench/narrow_runs.csv`` and the plots to ``doc/bench/narrow.png``.
 
 Usage: .venv/bin/python bench/bench_narrow.py [--quick] [--seeds 100] [--families ...]
-       [--sizes 2 4 8 16] [--circle-sizes 2 4 8 16 30] [--no-navground] [--jobs 1]
-       [--output DIR] [--resume]
+       [--sizes 2 4 8 16] [--circle-sizes 2 4 8 16 30] [--no-navground | --no-ours]
+       [--jobs 1] [--output DIR] [--resume]
        .venv/bin/python bench/bench_narrow.py --summarize doc/bench/narrow_runs.csv
 """
 
@@ -428,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[2, 4, 8, 16])
     parser.add_argument("--circle-sizes", type=int, nargs="+", default=[2, 4, 8, 16, 30])
     parser.add_argument("--no-navground", action="store_true")
+    parser.add_argument("--no-ours", action="store_true",
+                        help="only navground's runs (they do not depend on our controller)")
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
                         help="worker processes (default: one per usable core)")
     parser.add_argument("--output", type=Path, default=OUTPUT)
@@ -439,11 +441,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="only print the table of a runs CSV (also one a run stopped "
                              "early wrote: each run is written as it finishes)")
     args = parser.parse_args(argv)
+    if args.no_ours and args.no_navground:
+        parser.error("--no-ours and --no-navground together leave nothing to run")
     if args.summarize:
         return summarize_csv(args.summarize)
     if args.quick:
         args.seeds, args.sizes, args.circle_sizes = 2, [4], [8]
-    controllers = [OURS] + ([] if args.no_navground else [NAVGROUND])
+    controllers = ([] if args.no_ours else [OURS]) + ([] if args.no_navground else [NAVGROUND])
 
     from planning_collision.orca import warmup
 

@@ -56,3 +56,47 @@ def test_resume_runs_only_the_missing_seeds_and_keeps_the_rows_it_had(bench, tmp
 
     module.main(["--seeds", "1", *common])  # without --resume the CSV starts again
     assert len(ran) == 4 and len(rows(tmp_path / "narrow_runs.csv")) == 2
+
+
+def test_no_ours_runs_only_navground_beside_the_rows_of_ours_already_held(bench, tmp_path,
+                                                                         monkeypatch):
+    """navground's rows do not depend on our controller: --no-ours runs them alone, and with
+    --resume into a CSV that holds ours, the table has both."""
+    module, ran = bench
+    navground_ran = []
+    try:  # a bench dependency, not in every venv (Jazzy's); the switch is what is tested
+        import navground.sim  # noqa: F401
+
+        real = module.RUNNERS[module.NAVGROUND]
+    except ImportError:
+        real = module.run_ours  # not the fixture's counted one
+
+    def counted(scene, family, seed, label):
+        navground_ran.append((family, scene.size, seed))
+        return real(scene, family, seed, label)
+
+    monkeypatch.setitem(module.RUNNERS, module.NAVGROUND, counted)
+    common = ["--families", "intersection", "--sizes", "2", "--jobs", "1",
+              "--output", str(tmp_path)]
+    module.main(["--seeds", "2", "--no-navground", *common])
+    assert len(ran) == 2 and navground_ran == []
+
+    module.main(["--seeds", "2", "--no-ours", "--resume", *common])
+    assert len(ran) == 2  # ours not run again, nor run for the seeds it lacks
+    assert navground_ran == [("intersection", 2, 0), ("intersection", 2, 1)]
+    held = [(o.controller, o.seed) for o in module.read_runs(tmp_path / "narrow_runs.csv")]
+    assert held == [(module.OURS, 0), (module.OURS, 1),
+                    (module.NAVGROUND, 0), (module.NAVGROUND, 1)]
+    table = (tmp_path / "narrow_table.txt").read_text()
+    assert "| intersection | 2 | ours | 2 |" in table
+    assert "| intersection | 2 | navground ORCA | 2 |" in table
+
+
+def test_no_ours_with_no_navground_is_refused_before_running_anything(bench, tmp_path,
+                                                                      capsys):
+    module, ran = bench
+    with pytest.raises(SystemExit) as refused:
+        module.main(["--no-ours", "--no-navground", "--output", str(tmp_path)])
+    assert refused.value.code == 2 and ran == []
+    assert "--no-ours and --no-navground" in capsys.readouterr().err
+    assert not (tmp_path / "narrow_runs.csv").exists()
