@@ -114,16 +114,51 @@ def orca_obstacles(scenario: Scenario):
     return orca.build_obstacles(polygons) if polygons else None
 
 
-def _specs(scenario: Scenario, model: LoopModel) -> tuple[list[AgentSpec], list[AgentSpec]]:
-    """The scenario's ORCA robots and its people as the controller's agents (scenario order)."""
+@dataclass
+class _Setup:
+    """What both loops set up alike: the scenario's roles, its ORCA robots and people as the
+    controller's agents (scenario order), the controller's settings, each robot's command
+    channel and the ORCA obstacles."""
+
+    robots: list
+    controlled: list[int]  # robot indices of the ORCA robots
+    observed: list[int]  # robot indices of the people
+    specs: list[AgentSpec]
+    people: list[AgentSpec]
+    settings: FleetSettings
+    commands: list[Channel]  # per ORCA robot
+    obstacles: object
+
+    @property
+    def names(self) -> list[str]:
+        return [self.robots[i].name for i in self.controlled]
+
+
+def _set_up(scenario: Scenario, c: LoopConditions, model: LoopModel) -> _Setup:
     robots = scenario.robots
+    controlled = [i for i, r in enumerate(robots) if r.orca]
     specs = [AgentSpec(r.name, radius=r.radius, max_speed=r.max_speed,
                        holonomic=r.drive == "holonomic", goal=tuple(r.goal),
                        odom_origin=tuple(r.start), max_linear_accel=model.max_linear_accel)
              for r in robots if r.orca]
     people = [AgentSpec(r.name, radius=r.radius, max_speed=r.max_speed,
                         odom_origin=tuple(r.start)) for r in robots if not r.orca]
-    return specs, people
+    commands = [Channel(c.commands, in_order=c.in_order, rng=stream_rng(c.seed, COMMANDS, i))
+                for i in range(len(controlled))]
+    return _Setup(robots, controlled, [i for i, r in enumerate(robots) if not r.orca], specs,
+                  people, replace(model.settings, time_step=c.step_period), commands,
+                  orca_obstacles(scenario))
+
+
+def _ticks(sim: FleetSimulation, setup: _Setup, c: LoopConditions, limit: float):
+    """The simulation's times until ``limit`` or until every ORCA robot arrived; after each,
+    the commands that arrived by then go to the bases and the simulation steps."""
+    names = setup.names
+    while sim.time < limit and not sim.arrived[setup.controlled].all():
+        now = sim.time
+        yield now
+        _deliver(sim, c, names, setup.commands, now)
+        sim.step()
 
 
 def _feed(fleet: FleetController, agent: int, arrival: float, sample) -> None:
@@ -150,67 +185,49 @@ def run_loop(scenario: Scenario, conditions: LoopConditions = LoopConditions(),
     sim = FleetSimulation(scenario, c.sim_dt, cmd_vel_timeout=c.cmd_vel_timeout,
                           max_linear_accel=c.max_linear_accel, record=False)
     limit = scenario.timeout if timeout is None else timeout
+    setup = _set_up(scenario, c, model)
     if model.per_robot:
-        return _run_per_robot(sim, scenario, c, model, limit)
-    robots = scenario.robots
-    controlled = [i for i, r in enumerate(robots) if r.orca]
-    observed = [i for i, r in enumerate(robots) if not r.orca]
-    specs, people = _specs(scenario, model)
-    settings = replace(model.settings, time_step=c.step_period)
-    fleet = FleetController(specs, people, settings)
-    order = controlled + observed  # agent index -> robot index
+        return _run_per_robot(sim, setup, c, limit)
+    fleet = FleetController(setup.specs, setup.people, setup.settings)
+    order = setup.controlled + setup.observed  # agent index -> robot index
     odom = [Channel(c.odometry, in_order=c.in_order, rng=stream_rng(c.seed, ODOMETRY, i))
             for i in order]
-    commands = [Channel(c.commands, in_order=c.in_order, rng=stream_rng(c.seed, COMMANDS, i))
-                for i in range(len(controlled))]
     step_rng = stream_rng(c.seed, STEPS)
-    obstacles = orca_obstacles(scenario)
     next_step, steps = 0.0, 0
-    while sim.time < limit and not sim.arrived[controlled].all():
-        now = sim.time
+    for now in _ticks(sim, setup, c, limit):
         poses, twists = sim.odometry_poses(), sim.velocities
         for agent, i in enumerate(order):
             odom[agent].send(now, (now, poses[i].copy(), twists[i].copy()))
             for sample in odom[agent].receive(now):
                 _feed(fleet, agent, now, sample)
         if now + 1e-9 >= next_step:
-            step = fleet.step(now, obstacles)
+            step = fleet.step(now, setup.obstacles)
             steps += 1
             for k in np.flatnonzero(step.publish):
-                if c.silent(specs[k].name, now) is None:
-                    commands[k].send(now, (now, step.commands[k].copy()))
+                if c.silent(setup.specs[k].name, now) is None:
+                    setup.commands[k].send(now, (now, step.commands[k].copy()))
             next_step = now + _period(c, step_rng)
-        _deliver(sim, c, [robots[i].name for i in controlled], commands, now)
-        sim.step()
-    return _result(sim, controlled, steps)
+    return _result(sim, setup.controlled, steps)
 
 
-def _run_per_robot(sim: FleetSimulation, scenario: Scenario, c: LoopConditions,
-                   model: LoopModel, limit: float) -> LoopResult:
+def _run_per_robot(sim: FleetSimulation, setup: _Setup, c: LoopConditions,
+                   limit: float) -> LoopResult:
     """:func:`run_loop` with one controller per ORCA robot (``model.per_robot``)."""
-    robots = scenario.robots
-    controlled = [i for i, r in enumerate(robots) if r.orca]
-    observed = [i for i, r in enumerate(robots) if not r.orca]
-    specs, people = _specs(scenario, model)
-    settings = replace(model.settings, time_step=c.step_period)
+    controlled, specs = setup.controlled, setup.specs
     fleets, orders = [], []
     for k, i in enumerate(controlled):
         others = [replace(s, responsibility=0.5) for m, s in enumerate(specs) if m != k]
-        fleets.append(FleetController([specs[k]], others + people, settings))
-        orders.append([i] + [m for m in controlled if m != i] + observed)
+        fleets.append(FleetController([specs[k]], others + setup.people, setup.settings))
+        orders.append([i] + [m for m in controlled if m != i] + setup.observed)
     ideal = c.odometry.ideal
     odom = None if ideal else [
         [Channel(c.odometry, in_order=c.in_order, rng=stream_rng(c.seed, ODOMETRY, k, i))
          for i in order] for k, order in enumerate(orders)]
-    commands = [Channel(c.commands, in_order=c.in_order, rng=stream_rng(c.seed, COMMANDS, i))
-                for i in range(len(controlled))]
     step_rngs = [stream_rng(c.seed, STEPS, k) for k in range(len(controlled))]
     # Nodes are not in step with each other: each starts within the first period.
     next_step = [c.step_period * rng.random() for rng in step_rngs]
-    obstacles = orca_obstacles(scenario)
     steps = 0
-    while sim.time < limit and not sim.arrived[controlled].all():
-        now = sim.time
+    for now in _ticks(sim, setup, c, limit):
         poses, twists = sim.odometry_poses(), sim.velocities
         if not ideal:
             for k, order in enumerate(orders):
@@ -219,7 +236,7 @@ def _run_per_robot(sim: FleetSimulation, scenario: Scenario, c: LoopConditions,
         for k, i in enumerate(controlled):
             if now + 1e-9 < next_step[k]:
                 continue
-            resumes = c.silent(robots[i].name, now)
+            resumes = c.silent(setup.robots[i].name, now)
             if resumes is not None:
                 next_step[k] = resumes
                 continue
@@ -229,13 +246,11 @@ def _run_per_robot(sim: FleetSimulation, scenario: Scenario, c: LoopConditions,
                     _feed(fleet, agent, now, (now, poses[j], twists[j]))
                 elif samples := odom[k][agent].receive(now):
                     _feed(fleet, agent, now, max(samples, key=lambda m: m[0]))
-            step = fleet.step(now, obstacles)
+            step = fleet.step(now, setup.obstacles)
             steps += 1
             if step.publish[0]:
-                commands[k].send(now, (now, step.commands[0].copy()))
+                setup.commands[k].send(now, (now, step.commands[0].copy()))
             next_step[k] = now + _period(c, step_rngs[k])
-        _deliver(sim, c, [robots[i].name for i in controlled], commands, now)
-        sim.step()
     return _result(sim, controlled, steps)
 
 
