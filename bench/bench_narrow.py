@@ -36,7 +36,10 @@ contacts, median makespan <= 1.5 x the one-at-a-time baseline, no wait longer th
 no deadlock in the circles. Exits with status 1 if one is missed.
 
 Writes a markdown table to stdout and to ``doc/bench/narrow_table.txt``, the per-run results
-to ``doc/bench/narrow_runs.csv`` and the plots to ``doc/bench/narrow.png``.
+to ``doc/bench/narrow_runs.csv`` and the plots to ``doc/bench/narrow.png``. Each run's row
+names the tree it measured (``tree``: the commit, "+uncommitted" when tracked files had
+changes) and when its invocation started (``started``), since one CSV can gather several
+invocations (``--resume``); the table ends with them per row.
 
 Usage: .venv/bin/python bench/bench_narrow.py [--quick] [--seeds 100] [--families ...]
        [--sizes 2 4 8 16] [--circle-sizes 2 4 8 16 30] [--no-navground | --no-ours]
@@ -55,7 +58,7 @@ import os
 import statistics
 import sys
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -87,6 +90,10 @@ class Outcome:
     longest_wait: float
     sim_time: float
     wall_seconds: float
+    # what the run measured: the commit (with "+uncommitted" when the tree had changes to
+    # tracked files) and when its invocation started (UTC); empty in CSVs written before
+    tree: str = ""
+    started: str = ""
 
 
 def orca_settings(time_step: float):
@@ -381,6 +388,31 @@ def plot(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def tree_id() -> str:
+    """The tree an invocation measures, short: the commit, "+uncommitted" when tracked files
+    had changes (the controller is imported once per process, so this is the tree then)."""
+    version = source_version()
+    return version.removeprefix("commit ").replace(" with uncommitted changes", "+uncommitted")
+
+
+def provenance(outcomes: list[Outcome]) -> str:
+    """Per scene, robot count and controller: the trees its runs measured and when their
+    invocations started (rows of CSVs written before these columns say nothing)."""
+    measured: dict[tuple, dict[tuple, int]] = {}
+    for o in outcomes:
+        key = (o.family, o.robots, o.controller)
+        stamp = (o.tree or "tree not recorded", o.started)
+        measured.setdefault(key, {}).setdefault(stamp, 0)
+        measured[key][stamp] += 1
+    order = {OURS: 0, NAVGROUND: 1}
+    lines = []
+    for key in sorted(measured, key=lambda k: (k[0], k[1], order[k[2]])):
+        stamps = "; ".join(f"{tree}" + (f" from {started}" if started else "") + f" ({runs})"
+                           for (tree, started), runs in sorted(measured[key].items()))
+        lines.append(f"- {key[0]} {key[1]} {key[2]}: {stamps}")
+    return "\n".join(lines)
+
+
 def source_version() -> str:
     """The commit measured, and whether the tree had uncommitted changes."""
     import subprocess
@@ -414,6 +446,7 @@ def summarize_csv(path: Path) -> int:
                                                       pref_speed) for o in outcomes}
     rows = summarize(outcomes, baselines)
     print(table(rows))
+    print(f"\nMeasured on (runs):\n{provenance(outcomes)}")
     return 1 if any(r["controller"] == OURS and targets_missed(r) for r in rows) else 0
 
 
@@ -453,6 +486,8 @@ def main(argv: list[str] | None = None) -> int:
 
     header = machine_header()
     version = source_version()  # what the runs measure: the tree as it is now
+    stamp = {"tree": tree_id(),
+             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     print(header, flush=True)
     warmup()
     configs = [(f, n) for f in args.families
@@ -473,16 +508,21 @@ def main(argv: list[str] | None = None) -> int:
     args.output.mkdir(parents=True, exist_ok=True)
     # each run is written as it finishes, so that a run stopped early leaves its rows
     # (--summarize tables them, --resume goes on from them)
+    columns = [fld.name for fld in fields(Outcome)]
+    if outcomes:  # a CSV written before a column was added keeps its columns
+        with open(runs_csv, newline="") as f:
+            columns = next(csv.reader(f))
     with open(runs_csv, "a" if outcomes else "w", newline="") as f:
         writer = csv.writer(f)
         if not outcomes:
-            writer.writerow([fld.name for fld in fields(Outcome)])
+            writer.writerow(columns)
         with multiprocessing.get_context("spawn").Pool(args.jobs) if args.jobs > 1 \
                 else contextlib.nullcontext() as pool:
             runs = pool.imap_unordered(job, tasks) if pool is not None else map(job, tasks)
             for k, outcome in enumerate(runs):
+                outcome = replace(outcome, **stamp)
                 outcomes.append(outcome)
-                writer.writerow([getattr(outcome, fld.name) for fld in fields(Outcome)])
+                writer.writerow([getattr(outcome, name) for name in columns])
                 f.flush()
                 if (k + 1) % 50 == 0:
                     print(f"{k + 1}/{len(tasks)} runs, {time.perf_counter() - started:.0f} s",
@@ -499,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{ran}")
     (args.output / "narrow_table.txt").write_text(
         f"{header}\n\nCommand: `{command}` at {version} ({args.seeds} seeds per row, "
-        f"{ran})\n\n{text}\n")
+        f"{ran})\n\n{text}\n\nMeasured on (runs):\n{provenance(outcomes)}\n")
     plot(rows, args.output / "narrow.png")
     missed = [(r["family"], r["robots"], targets_missed(r)) for r in rows
               if r["controller"] == OURS and targets_missed(r)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import time
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,34 @@ def test_no_ours_with_no_navground_is_refused_before_running_anything(bench, tmp
     assert refused.value.code == 2 and ran == []
     assert "--no-ours and --no-navground" in capsys.readouterr().err
     assert not (tmp_path / "narrow_runs.csv").exists()
+
+
+def test_each_row_names_the_tree_it_measured_and_old_csvs_resume_in_their_columns(bench,
+                                                                                  tmp_path):
+    """Rows of one CSV can come from several invocations on several trees: each row says
+    which (the commit, when its invocation started), and a CSV written before those columns
+    goes on in its own columns."""
+    module, ran = bench
+    common = ["--families", "intersection", "--sizes", "2", "--no-navground", "--jobs", "1",
+              "--output", str(tmp_path)]
+    module.main(["--seeds", "1", *common])
+    header, row = rows(tmp_path / "narrow_runs.csv")
+    assert header[-2:] == ["tree", "started"]
+    assert row[-2] == module.tree_id() and row[-2].split("+")[0] in module.source_version()
+    assert time.strptime(row[-1], "%Y-%m-%dT%H:%M:%SZ")
+    table = (tmp_path / "narrow_table.txt").read_text()
+    assert f"- intersection 2 ours: {row[-2]} from {row[-1]} (1)" in table
+
+    # the CSV as an older bench wrote it: without the two columns
+    old = [header[:-2], row[:-2]]
+    with open(tmp_path / "narrow_runs.csv", "w", newline="") as f:
+        csv.writer(f).writerows(old)
+    module.main(["--seeds", "2", "--resume", *common])
+    assert ran[1:] == [("intersection", 2, 1)]
+    written = rows(tmp_path / "narrow_runs.csv")
+    assert written[:2] == old and len(written[2]) == len(old[0])  # its own columns
+    assert [(o.seed, o.tree) for o in module.read_runs(tmp_path / "narrow_runs.csv")] == \
+        [(0, ""), (1, "")]
+    table = (tmp_path / "narrow_table.txt").read_text()  # this invocation knows its tree
+    assert f"- intersection 2 ours: {module.tree_id()} from " in table
+    assert "; tree not recorded (1)" in table
