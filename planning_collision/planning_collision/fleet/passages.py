@@ -58,7 +58,7 @@ import numba
 import numpy as np
 
 from .holding import HoldingPlaces
-from .routes import _DI, _DJ, RouteMap, _dijkstra, descend, edt
+from .routes import _DI, _DJ, RouteMap, _dijkstra, descend, edt, ridge
 from .travel import PassageTravel
 from .zones import cells_inside
 
@@ -155,13 +155,7 @@ class PassageMap:
         wide = 2.0 * routes.radius
         shape = routes.fits.shape
         clear = routes.clearance
-        # The ridge of the clearance (its medial axis): a local maximum in x or in y, higher
-        # than one of the two neighbours (a flat run along a wall is no ridge).
-        pad = np.pad(clear, 1, constant_values=-np.inf)
-        left, right, down, up = pad[1:-1, :-2], pad[1:-1, 2:], pad[:-2, 1:-1], pad[2:, 1:-1]
-        ridge = (((clear >= left) & (clear >= right) & ((clear > left) | (clear > right)))
-                 | ((clear >= down) & (clear >= up) & ((clear > down) | (clear > up))))
-        narrow = routes.fits & ridge & (clear < wide)
+        narrow = routes.fits & ridge(clear) & (clear < wide)  # the medial axis, narrow
         core = routes.fits & (edt(narrow) * res <= routes.radius)
         labels, count = _label(core)
         self.passages: list[Passage] = []
@@ -463,13 +457,15 @@ def declared_passage(routes: RouteMap, polygon, zone: float) -> Passage | None:
 def coordination_world(blocked, resolution: float, origin, radius: float, *,
                        passages: bool = True,
                        zone: float = 1.5,
-                       declared=()) -> tuple[RouteMap, PassageMap | None]:
+                       declared=(),
+                       min_radius: float | None = None) -> tuple[RouteMap, PassageMap | None]:
     """The route map and (``passages``) the passage map of a grid's ``blocked`` cells for
     robots of ``radius`` (their radius with every margin), with the kernels a control step
     uses run once, so that a node builds them off its control thread and its first step with
     them compiles nothing. ``declared``: polygons (global frame) of passages declared in
-    the parameters, coordinated besides those found (fleet/zones.py)."""
-    routes = RouteMap(blocked, resolution, origin, radius=radius)
+    the parameters, coordinated besides those found (fleet/zones.py). ``min_radius``: their
+    radius with the safety margin only, what one-lane passages keep open (fleet/routes.py)."""
+    routes = RouteMap(blocked, resolution, origin, radius=radius, min_radius=min_radius)
     found = PassageMap(routes, zone=zone, declared=declared) if passages else None
     here = routes.to_world([[0.5, 0.5]])
     routes.waypoints(here, here)

@@ -193,12 +193,14 @@ class OrcaNode(ManagedNode):
         if fleet is None:
             return
         started = time.perf_counter()
-        # The largest controlled robot with its margins (and the controller's latency slack).
-        radius = float(fleet.radius[:fleet.controlled].max()) + p.safety_margin + 0.05
+        # The largest controlled robot with its margins (and the controller's latency slack
+        # where there is room; not on a one-lane passage's centre line: fleet/routes.py).
+        needed = float(fleet.radius[:fleet.controlled].max()) + p.safety_margin
         routes, passages = coordination_world(grid.blocked_mask(), grid.resolution,
-                                              grid.origin, radius, passages=p.passages,
+                                              grid.origin, needed + 0.05, passages=p.passages,
                                               zone=p.passage_zone,
-                                              declared=parse_zones(p.passage_zones))
+                                              declared=parse_zones(p.passage_zones),
+                                              min_radius=needed)
         fleet.set_world(routes if p.route_planning else None, passages)
         self.get_logger().info(
             f"routes for the map: {0 if passages is None else len(passages.passages)} "

@@ -102,7 +102,8 @@ def world_routes(grid: GridMap, scenario: Scenario, settings: FleetSettings, *,
                  slack: float = 0.05):
     """The route map and passages for a scenario's robots on ``grid`` with the scenario's
     obstacles drawn in, for the largest radius plus the safety margin plus ``slack`` (what
-    the controller adds for latency and tracking)."""
+    the controller adds for latency and tracking) where there is room, and the radius plus
+    the safety margin on the centre line of a one-lane passage (fleet/routes.py)."""
     blocked = grid.blocked_mask()
     if scenario.obstacles:
         from planning_collision.grid import footprint_cells
@@ -112,8 +113,9 @@ def world_routes(grid: GridMap, scenario: Scenario, settings: FleetSettings, *,
             inside = ((cells[:, 0] >= 0) & (cells[:, 0] < grid.width)
                       & (cells[:, 1] >= 0) & (cells[:, 1] < grid.height))
             blocked[cells[inside, 1], cells[inside, 0]] = True
-    radius = max(r.radius for r in scenario.robots if r.orca) + settings.safety_margin + slack
-    return coordination_world(blocked, grid.resolution, grid.origin, radius)
+    needed = max(r.radius for r in scenario.robots if r.orca) + settings.safety_margin
+    return coordination_world(blocked, grid.resolution, grid.origin, needed + slack,
+                              min_radius=needed)
 
 
 def run_scenario(scenario: Scenario, settings: FleetSettings | None = None, *,
