@@ -346,7 +346,10 @@ class FleetController:
         self._placed_once = np.zeros(k, dtype=bool)
         self._periods = StepPeriods()  # the control periods achieved (the latency model)
         self.steps = 0
-        self.routes = self.passages = self.progress = None  # set_world (issue #22)
+        self.routes = self.passages = None  # set_world (issue #22)
+        # Deadlock resolution whatever the world: a fleet in open space, or without a map,
+        # knots too (antipodal circle of 30, seed 87); set_world keeps its clocks.
+        self.progress = ProgressMonitor(k)
         self._derive()
 
     # ------------------------------------------------------------------ settings
@@ -655,7 +658,8 @@ class FleetController:
         fleet/routes.py and fleet/passages.py (issue #22)."""
         velocities = preferred.velocities
         moving = active & (np.abs(velocities).max(axis=1) > 0.0)
-        if not moving.any() or (self.routes is None and self.passages is None):
+        if not moving.any() or (self.routes is None and self.passages is None
+                                and self.progress is None):
             return preferred
         velocities = velocities.copy()
         idx = np.flatnonzero(moving)
@@ -708,10 +712,15 @@ class FleetController:
 
     def set_world(self, routes=None, passages=None) -> None:
         """The route map and passages (fleet/routes.py, fleet/passages.py) built from the
-        current map, or None: call again whenever the world changes."""
+        current map, or None: call again whenever the world changes.
+
+        The progress monitor stays: orca_node calls this with every new map, and a costmap
+        that changes every second would otherwise restart every stall clock and never let a
+        robot count as stalled. Only the distances it compares are re-based
+        (:meth:`.ProgressMonitor.rebase`), as a route around the new map measures otherwise."""
+        if routes is not self.routes and self.progress is not None:
+            self.progress.rebase()
         self.routes, self.passages = routes, passages
-        self.progress = (None if routes is None and passages is None
-                         else ProgressMonitor(self.controlled))
 
     def _problem(self, place: _Placement, activity: _Activity,
                  preferred: _Preferred) -> _Problem:

@@ -65,6 +65,16 @@ class ProgressMonitor:
         self.host = np.full(k, -1)  # the stalled robot a parked one makes room for (-1: none)
         self.host_way = np.zeros((k, 2))  # that robot's way when it asked
         self.host_until = np.full(k, -np.inf)  # the latest it keeps the room open
+        self._rebase = np.zeros(k, dtype=bool)  # best distance to take afresh (rebase)
+
+    def rebase(self) -> None:
+        """The distances change meaning from the next step (a new route map: the way round
+        the new map is longer or shorter). Each robot's best distance is then taken afresh
+        from its next distance, but its stall clock keeps running: restarting it, as a new
+        monitor would, let a map republished with changes every second (a costmap) keep every
+        knot from ever counting as stalled. A robot measured afresh anyway (idle, or just
+        yielded) is left so."""
+        self._rebase[:] = np.isfinite(self.best)
 
     def advance(self, positions: np.ndarray, velocities: np.ndarray,
                 wants: np.ndarray) -> np.ndarray:
@@ -83,6 +93,9 @@ class ProgressMonitor:
     def stalled(self, now: float, distance: np.ndarray, wants: np.ndarray) -> np.ndarray:
         """Update with each agent's ``distance`` to its goal (k,) and whether it ``wants``
         to move (k,); return who is stalled."""
+        rebase = self._rebase & wants & np.isfinite(self.best)
+        self.best[rebase] = distance[rebase]
+        self._rebase[:] = False
         improved = wants & (distance < self.best - self.min_progress)
         restart = wants & (np.isnan(self.since) | improved)
         self.since[restart] = now
