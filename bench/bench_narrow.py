@@ -45,6 +45,7 @@ Usage: .venv/bin/python bench/bench_narrow.py [--quick] [--seeds 100] [--familie
        [--sizes 2 4 8 16] [--circle-sizes 2 4 8 16 30] [--no-navground | --no-ours]
        [--jobs 1] [--output DIR] [--resume]
        .venv/bin/python bench/bench_narrow.py --summarize doc/bench/narrow_runs.csv
+       [--plot doc/bench/narrow.png]
 """
 
 from __future__ import annotations
@@ -435,9 +436,9 @@ def read_runs(path: Path) -> list[Outcome]:
                 for row in csv.DictReader(f)]
 
 
-def summarize_csv(path: Path) -> int:
-    """Print the table of a runs CSV, baselines from seed 0's scenes; status 1 when one of
-    our rows misses a target."""
+def summarize_csv(path: Path, plot_path: Path | None = None) -> int:
+    """Print the table of a runs CSV, baselines from seed 0's scenes (and plot it into
+    ``plot_path``, as a run does); status 1 when one of our rows misses a target."""
     from planning_collision.sim.scenes import make_scene
 
     outcomes = read_runs(path)
@@ -447,6 +448,8 @@ def summarize_csv(path: Path) -> int:
     rows = summarize(outcomes, baselines)
     print(table(rows))
     print(f"\nMeasured on (runs):\n{provenance(outcomes)}")
+    if plot_path is not None:
+        plot(rows, plot_path)
     return 1 if any(r["controller"] == OURS and targets_missed(r) for r in rows) else 0
 
 
@@ -473,11 +476,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summarize", type=Path, metavar="CSV",
                         help="only print the table of a runs CSV (also one a run stopped "
                              "early wrote: each run is written as it finishes)")
+    parser.add_argument("--plot", type=Path, metavar="PNG",
+                        help="with --summarize: also draw the table's plot (narrow.png's)")
     args = parser.parse_args(argv)
     if args.no_ours and args.no_navground:
         parser.error("--no-ours and --no-navground together leave nothing to run")
+    if args.plot and not args.summarize:
+        parser.error("--plot goes with --summarize (a run plots into --output)")
     if args.summarize:
-        return summarize_csv(args.summarize)
+        return summarize_csv(args.summarize, args.plot)
     if args.quick:
         args.seeds, args.sizes, args.circle_sizes = 2, [4], [8]
     controllers = ([] if args.no_ours else [OURS]) + ([] if args.no_navground else [NAVGROUND])

@@ -132,3 +132,30 @@ def test_each_row_names_the_tree_it_measured_and_old_csvs_resume_in_their_column
     table = (tmp_path / "narrow_table.txt").read_text()  # this invocation knows its tree
     assert f"- intersection 2 ours: {module.tree_id()} from " in table
     assert "; tree not recorded (1)" in table
+
+
+def test_summarize_tables_and_plots_a_gathered_csv_as_a_run_does(bench, tmp_path, capsys):
+    """A consolidated CSV (rows gathered from several runs) gets the table and the plot a
+    run would have written; --plot alone is refused."""
+    module, ran = bench
+    module.main(["--families", "intersection", "--sizes", "2", "--no-navground", "--jobs",
+                 "1", "--seeds", "2", "--output", str(tmp_path)])
+    written = (tmp_path / "narrow_table.txt").read_text()
+    (tmp_path / "narrow.png").unlink()
+    capsys.readouterr()
+    status = module.main(["--summarize", str(tmp_path / "narrow_runs.csv"),
+                          "--plot", str(tmp_path / "gathered.png")])
+    printed = capsys.readouterr().out
+
+    def rows_of(text):
+        return [line for line in text.splitlines() if line.startswith("| intersection")]
+
+    assert len(rows_of(written)) == 1 and rows_of(printed) == rows_of(written)
+    assert status == 0 and "Measured on (runs):" in printed
+    png = (tmp_path / "gathered.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+    assert len(ran) == 2  # summarizing runs nothing
+
+    with pytest.raises(SystemExit):
+        module.main(["--plot", str(tmp_path / "alone.png"), "--output", str(tmp_path)])
+    assert len(ran) == 2 and not (tmp_path / "alone.png").exists()
