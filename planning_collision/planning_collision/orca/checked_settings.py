@@ -7,12 +7,14 @@ step there). :class:`CheckedSettings` checks the scalar settings once, when it i
 each call then checks only what changes from call to call (the agents' arrays) in a handful of
 numpy calls over all of them at once.
 
-It answers exactly as ``compute_velocities`` does, for every input. The fast check passes only
-arrays that ``compute_velocities``' own checks would accept, and it changes them as those
-checks do (numbers of magnitude below ``TINY``, zeros of either sign included, become +0.0),
-so the kernel gets the same numbers; anything else (a setting that was refused, a value out of
-range or not finite, an array of another type or shape) is handed to ``compute_velocities``
-itself, which answers or raises its own ValueError, naming the argument, as it always has.
+It answers exactly as ``compute_velocities`` does, for every input, because its check of the
+agents' arrays is the one ``compute_velocities`` makes itself
+(:func:`~planning_collision.orca.validation.agent_arrays`: one pass over one buffer for
+plain float64, int64 and bool arrays, numbers below ``TINY`` flushed to +0.0, as the
+per-argument checks flush them); what that pass does not take (a setting that was refused, a
+value out of range or not finite, an array of another type or shape, obstacles that are not
+an ObstacleTree) is handed to ``compute_velocities`` itself, which answers or raises its own
+ValueError, naming the argument, as it always has.
 """
 
 from __future__ import annotations
@@ -22,9 +24,8 @@ import numpy as np
 from .agent_threads import resolve_threads
 from .constants import DEFAULT_KEEP_APART_MARGIN
 from .obstacles import ObstacleTree, empty_obstacles
-from .validation import MAX_MAGNITUDE, TINY, as_agent_values
+from .validation import agent_arrays, as_agent_values
 from .velocities import (
-    AgentParameters,
     ConstraintLines,
     VelocityResult,
     check_constraint_lines,
@@ -32,6 +33,7 @@ from .velocities import (
     no_constraint_lines,
     solve_velocities,
     step_options,
+    with_horizons,
 )
 
 
@@ -81,89 +83,35 @@ class CheckedSettings:
                    return_neighbors=False, threads=None) -> VelocityResult:
         """``compute_velocities(positions, velocities, pref_velocities, ..., **settings)``:
         the same result, or the same ValueError. Per-agent arguments as there; the fast
-        check takes float64 (n, 2) and (n,) arrays, int64 ``max_neighbors`` and bool
-        ``reactive`` of shape (n,), C-contiguous (anything else is checked by
-        ``compute_velocities``)."""
-        per_agent = dict(radius=radius, max_speed=max_speed, max_neighbors=max_neighbors,
-                         responsibility=responsibility, reactive=reactive, seed=seed,
-                         obstacles=obstacles, constraint_lines=constraint_lines,
-                         return_lines=return_lines, return_neighbors=return_neighbors,
-                         threads=threads)
-        checked = None
-        if self._options is not None:
-            try:
-                checked = self._fast_checks(positions, velocities, pref_velocities,
-                                            per_agent)
-            except ValueError:  # compute_velocities raises it, or the one before it
-                checked = None
-        if checked is None:
-            return compute_velocities(positions, velocities, pref_velocities,
-                                      **self.settings, **per_agent)
-        pos, vel, pref, params, obstacles, extra, options = checked
-        return solve_velocities(pos, vel, pref, params, obstacles, extra, options,
-                                return_lines=return_lines, return_neighbors=return_neighbors,
-                                threads=threads)
-
-    def _fast_checks(self, positions, velocities, pref_velocities, per_agent):
-        """The validated inputs of ``solve_velocities``, as ``compute_velocities`` makes
-        them, or None when these arrays need its own checks (or raise there)."""
-        n = _rows(positions)
-        if n == 0 or _rows(velocities) != n or _rows(pref_velocities) != n:
-            return None
-        radius, max_speed = per_agent["radius"], per_agent["max_speed"]
-        responsibility = per_agent["responsibility"]
-        max_neighbors, reactive = per_agent["max_neighbors"], per_agent["reactive"]
-        seed = per_agent["seed"]
-        if not (_plain(positions, np.float64, (n, 2)) and _plain(velocities, np.float64, (n, 2))
-                and _plain(pref_velocities, np.float64, (n, 2))
-                and _plain(radius, np.float64, (n,)) and _plain(max_speed, np.float64, (n,))
-                and _plain(responsibility, np.float64, (n,))
-                and _plain(max_neighbors, np.int64, (n,)) and _plain(reactive, np.bool_, (n,))
-                and type(seed) is int):
-            return None
-        # One fresh buffer of every float, as the checks copy each: the same numbers, and
-        # views of it are C-contiguous float64 arrays as theirs are.
-        values = np.concatenate((positions.ravel(), velocities.ravel(),
-                                 pref_velocities.ravel(), radius, max_speed, responsibility))
-        magnitude = np.abs(values)
-        if not magnitude.max() <= MAX_MAGNITUDE:  # NaN and inf fail too
-            return None
-        own = values[6 * n:]  # radius, max_speed, responsibility: >= 0, responsibility <= 1
-        if not (own.min() >= 0.0 and responsibility.max() <= 1.0
-                and max_neighbors.min() >= 0):
-            return None
-        values[magnitude < TINY] = 0.0  # as the checks flush (-0.0 becomes +0.0 too)
-        obstacles = per_agent["obstacles"]
-        if obstacles is None:
-            if self._empty_obstacles is None:
-                self._empty_obstacles = empty_obstacles()
-            obstacles = self._empty_obstacles
-        elif not isinstance(obstacles, ObstacleTree):
-            return None
+        path takes what ``agent_arrays`` takes (float64 (n, 2) and (n,) arrays, int64
+        ``max_neighbors`` and bool ``reactive`` of shape (n,), C-contiguous; anything else
+        goes through ``compute_velocities``' per-argument checks)."""
+        plain = None if self._options is None else agent_arrays(
+            positions, velocities, pref_velocities, radius, max_speed, responsibility,
+            max_neighbors, reactive)
+        if plain is None or type(seed) is not int or not (
+                obstacles is None or isinstance(obstacles, ObstacleTree)):
+            return compute_velocities(  # it answers, or raises naming the argument
+                positions, velocities, pref_velocities, **self.settings, radius=radius,
+                max_speed=max_speed, max_neighbors=max_neighbors,
+                responsibility=responsibility, reactive=reactive, seed=seed,
+                obstacles=obstacles, constraint_lines=constraint_lines,
+                return_lines=return_lines, return_neighbors=return_neighbors, threads=threads)
+        n = plain[0].shape[0]
         scalars = self._per_count.get(n)
         if scalars is None:
             scalars = self._per_count[n] = (*(np.full(n, v) for v in self._scalars),
                                             no_constraint_lines(n))
-        neighbor_dist, time_horizon, time_horizon_obst, no_lines = scalars
-        lines = per_agent["constraint_lines"]
-        extra = no_lines if lines is None else check_constraint_lines(lines, n)
-        resolve_threads(per_agent["threads"], n)
-        params = AgentParameters(
-            radius=values[6 * n:7 * n], max_speed=values[7 * n:8 * n],
-            neighbor_dist=neighbor_dist, max_neighbors=max_neighbors,
-            time_horizon=time_horizon, time_horizon_obst=time_horizon_obst,
-            responsibility=values[8 * n:], reactive=reactive)
-        return (values[:2 * n].reshape(n, 2), values[2 * n:4 * n].reshape(n, 2),
-                values[4 * n:6 * n].reshape(n, 2), params, obstacles, extra,
-                self._options._replace(seed=seed))
-
-
-def _rows(value) -> int:
-    """The number of rows of a (n, 2) float64 ndarray, else -1."""
-    return value.shape[0] if type(value) is np.ndarray and value.ndim == 2 else -1
-
-
-def _plain(value, dtype, shape) -> bool:
-    """``value`` is a C-contiguous ndarray of this dtype and shape."""
-    return (type(value) is np.ndarray and value.dtype == dtype and value.shape == shape
-            and value.flags.c_contiguous)
+        *horizons, no_lines = scalars
+        pos, vel, pref, params = with_horizons(plain, *horizons)
+        if obstacles is None:
+            if self._empty_obstacles is None:
+                self._empty_obstacles = empty_obstacles()
+            obstacles = self._empty_obstacles
+        # What is left raises as compute_velocities does, everything before it accepted.
+        extra = no_lines if constraint_lines is None else check_constraint_lines(
+            constraint_lines, n)
+        resolve_threads(threads, n)
+        return solve_velocities(pos, vel, pref, params, obstacles, extra,
+                                self._options._replace(seed=seed), return_lines=return_lines,
+                                return_neighbors=return_neighbors, threads=threads)

@@ -126,3 +126,46 @@ def as_scalar(value, name: str, *, minimum: float = 0.0, strictly_positive: bool
     (``time`` as in :func:`as_agent_values`) and working range."""
     x = finite_scalar(value, name, **_bounds(minimum, strictly_positive, maximum, time))
     return float(_in_range(np.array([x]), name)[0])
+
+
+def agent_arrays(positions, velocities, pref_velocities, radius, max_speed, responsibility,
+                 max_neighbors, reactive):
+    """The agents' arrays checked in one pass, or None when they need the per-argument checks.
+
+    Takes C-contiguous ndarrays only: float64 (n, 2) ``positions``, ``velocities`` and
+    ``pref_velocities``, float64 (n,) ``radius``, ``max_speed`` and ``responsibility``, int64
+    (n,) ``max_neighbors`` and bool (n,) ``reactive``, n > 0; returns them as
+    :func:`as_agent_points`, :func:`as_agent_values` (``responsibility`` at most 1),
+    :func:`as_agent_counts` and :func:`as_agent_flags` would: the floats copied into one fresh
+    buffer (its views C-contiguous float64 arrays), numbers of magnitude below ``TINY``, zeros
+    of either sign included, flushed to +0.0; the counts and flags as given. Anything else
+    (another type, dtype, shape or layout, a scalar, a value out of range or not finite) gives
+    None: those checks then answer, or raise the error that names the argument.
+    """
+    n = positions.shape[0] if type(positions) is np.ndarray and positions.ndim == 2 else 0
+    if not (n and _plain(positions, np.float64, (n, 2))
+            and _plain(velocities, np.float64, (n, 2))
+            and _plain(pref_velocities, np.float64, (n, 2))
+            and _plain(radius, np.float64, (n,)) and _plain(max_speed, np.float64, (n,))
+            and _plain(responsibility, np.float64, (n,))
+            and _plain(max_neighbors, np.int64, (n,)) and _plain(reactive, np.bool_, (n,))):
+        return None
+    values = np.concatenate((positions.ravel(), velocities.ravel(), pref_velocities.ravel(),
+                             radius, max_speed, responsibility))
+    magnitude = np.abs(values)
+    if not magnitude.max() <= MAX_MAGNITUDE:  # NaN and inf fail too
+        return None
+    # radius, max_speed, responsibility: >= 0, responsibility <= 1; max_neighbors >= 0
+    if not (values[6 * n:].min() >= 0.0 and responsibility.max() <= 1.0
+            and max_neighbors.min() >= 0):
+        return None
+    values[magnitude < TINY] = 0.0  # as _in_range flushes (-0.0 becomes +0.0 too)
+    return (values[:2 * n].reshape(n, 2), values[2 * n:4 * n].reshape(n, 2),
+            values[4 * n:6 * n].reshape(n, 2), values[6 * n:7 * n], values[7 * n:8 * n],
+            values[8 * n:], max_neighbors, reactive)
+
+
+def _plain(value, dtype, shape) -> bool:
+    """``value`` is a C-contiguous ndarray of this dtype and shape."""
+    return (type(value) is np.ndarray and value.dtype == dtype and value.shape == shape
+            and value.flags.c_contiguous)

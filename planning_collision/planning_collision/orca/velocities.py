@@ -98,6 +98,7 @@ from .obstacles import ObstacleTree, empty_obstacles, find_obstacle_neighbors
 from .orca_lines import agent_line, obstacle_lines, separation_line
 from .symmetry_breaking import perturbation
 from .validation import (
+    agent_arrays,
     as_agent_counts,
     as_agent_flags,
     as_agent_points,
@@ -201,6 +202,17 @@ def agent_parameters(n, *, radius, max_speed, neighbor_dist, max_neighbors, time
     )
 
 
+def with_horizons(plain, neighbor_dist, time_horizon, time_horizon_obst):
+    """Positions, velocities, preferred velocities and :class:`AgentParameters` from the
+    arrays :func:`~planning_collision.orca.validation.agent_arrays` checked and the checked
+    (N,) ``neighbor_dist``, ``time_horizon`` and ``time_horizon_obst``."""
+    pos, vel, pref, radius, max_speed, responsibility, max_neighbors, reactive = plain
+    return pos, vel, pref, AgentParameters(
+        radius=radius, max_speed=max_speed, neighbor_dist=neighbor_dist,
+        max_neighbors=max_neighbors, time_horizon=time_horizon,
+        time_horizon_obst=time_horizon_obst, responsibility=responsibility, reactive=reactive)
+
+
 def step_options(*, time_step, overlap_time=None, symmetry_breaking=0.0, seed=0,
                  side_preference=0.0, keep_apart=False,
                  keep_apart_margin=DEFAULT_KEEP_APART_MARGIN) -> StepOptions:
@@ -274,14 +286,24 @@ def compute_velocities(positions, velocities, pref_velocities, *, time_step, rad
     outside ORCA's working range (:mod:`~planning_collision.orca.validation`: magnitudes up
     to 1e9, times from 1e-9 s; numbers below 1e-100 count as zero), naming the argument.
     """
-    pos = as_orca_points(positions, "positions")
-    n = pos.shape[0]
-    vel = as_agent_points(velocities, n, "velocities")
-    pref = as_agent_points(pref_velocities, n, "pref_velocities")
-    params = agent_parameters(n, radius=radius, max_speed=max_speed,
-                              neighbor_dist=neighbor_dist, max_neighbors=max_neighbors,
-                              time_horizon=time_horizon, time_horizon_obst=time_horizon_obst,
-                              responsibility=responsibility, reactive=reactive)
+    plain = agent_arrays(positions, velocities, pref_velocities, radius, max_speed,
+                         responsibility, max_neighbors, reactive)
+    if plain is None:  # each argument on its own, the first refused one named
+        pos = as_orca_points(positions, "positions")
+        n = pos.shape[0]
+        vel = as_agent_points(velocities, n, "velocities")
+        pref = as_agent_points(pref_velocities, n, "pref_velocities")
+        params = agent_parameters(n, radius=radius, max_speed=max_speed,
+                                  neighbor_dist=neighbor_dist, max_neighbors=max_neighbors,
+                                  time_horizon=time_horizon,
+                                  time_horizon_obst=time_horizon_obst,
+                                  responsibility=responsibility, reactive=reactive)
+    else:
+        n = plain[0].shape[0]
+        pos, vel, pref, params = with_horizons(
+            plain, as_agent_values(neighbor_dist, n, "neighbor_dist"),
+            as_agent_values(time_horizon, n, "time_horizon", time=True),
+            as_agent_values(time_horizon_obst, n, "time_horizon_obst", time=True))
     options = step_options(time_step=time_step, overlap_time=overlap_time,
                            symmetry_breaking=symmetry_breaking, seed=seed,
                            side_preference=side_preference, keep_apart=keep_apart,

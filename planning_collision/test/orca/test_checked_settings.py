@@ -15,6 +15,7 @@ from planning_collision.common import se2
 from planning_collision.fleet import AgentSpec, FleetController, FleetSettings
 from planning_collision.orca import checked_settings
 from planning_collision.orca.checked_settings import CheckedSettings
+from planning_collision.orca.validation import agent_arrays
 from planning_collision.orca.velocities import ConstraintLines
 from planning_collision.tracking import Discs
 
@@ -105,7 +106,9 @@ def test_the_fast_checks_pass_what_the_controller_passes():
     arrays, per_agent = random_inputs(rng, 24)
     checked = CheckedSettings(**{k: v for k, v in random_settings(rng).items()})
     assert checked.accepted
-    assert checked._fast_checks(*arrays, dict(per_agent, threads=None)) is not None
+    assert agent_arrays(*arrays, per_agent["radius"], per_agent["max_speed"],
+                        per_agent["responsibility"], per_agent["max_neighbors"],
+                        per_agent["reactive"]) is not None
 
 
 # Each changes one input of an accepted call; the result or the error must be the same.
