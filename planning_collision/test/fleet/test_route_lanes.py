@@ -15,7 +15,7 @@ from shapely.geometry import Point, box
 
 from planning_collision.fleet.controller import FleetSettings
 from planning_collision.fleet.routes import RouteMap, descend
-from planning_collision.sim.fleet_loop import world_routes
+from planning_collision.sim.fleet_loop import run_scenario, world_routes
 from planning_collision.sim.scenes import make_scene
 
 NEEDED = 0.25 + 0.05  # the bench robots' radius and safety margin (what ORCA needs)
@@ -167,3 +167,32 @@ def test_a_corridor_is_open_exactly_when_the_disc_fits_up_to_a_cell(angle):
             assert not grid, width
         if width >= 2 * NEEDED + 2 * RES:
             assert grid, width
+
+
+def test_two_robots_swap_through_the_one_lane_corridor_in_the_closed_loop():
+    """corridor_1.5d with 2 robots in the pure closed loop (sim/fleet_loop.py): both arrive
+    without a contact, each crossing x = 0 inside the corridor (before, both drove round the
+    6 m blocks, |y| > 6 m there), one after the other (never both in it at once)."""
+    scene = make_scene("corridor_1.5d", 2, 0)
+    tracks = []
+
+    def record(controller, grid, obstacles):
+        step = controller.step
+
+        def recorded(now, *args, **kwargs):
+            out = step(now, *args, **kwargs)
+            tracks.append(out.positions[:2].copy())
+            return out
+
+        controller.step = recorded
+
+    result = run_scenario(scene.scenario, grid=scene.grid(), control_period=scene.time_step,
+                          controller_hook=record)
+    assert result.all_arrived and result.contacts == []
+    assert result.min_obstacle_clearance >= 0.0
+    track = np.array(tracks)  # (steps, 2 robots, 2)
+    for i in range(2):
+        crossing = np.flatnonzero(np.diff(np.sign(track[:, i, 0])) != 0)
+        assert crossing.size and np.abs(track[crossing, i, 1]).max() < 0.375
+    in_corridor = (np.abs(track[:, :, 0]) < 3.0) & (np.abs(track[:, :, 1]) < 0.375)
+    assert in_corridor.any(axis=0).all() and not in_corridor.all(axis=1).any()
