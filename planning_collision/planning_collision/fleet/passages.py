@@ -189,6 +189,7 @@ class PassageMap:
         self._holds: list[dict] = [{} for _ in self.passages]  # id -> its holding place
         self._users: list[dict] = [{} for _ in self.passages]  # id -> exit side, last step
         self._through: list[dict] = [{} for _ in self.passages]  # id -> the side it came to
+        self._since: list[dict] = [{} for _ in self.passages]  # id -> told to wait since
 
     def coordinate(self, positions, goals, velocities, moving, ids=None,
                    keep_clear=None, now: float | None = None,
@@ -281,6 +282,11 @@ class PassageMap:
                 elif away.any():
                     velocities[i] = away * self.back_off_speed
             self._holds[p] = kept
+            if now is not None:  # who waits since when, kept across turns (_wait_over)
+                since = self._since[p]
+                self._since[p] = {int(ids[i]): since.get(int(ids[i]), float(now))
+                                  for i, going in zip(users_a, inside, strict=True)
+                                  if waiting[i] or (not going and int(ids[i]) in since)}
             self._file_in(users_a, exits_a, near_a, ids, held, admitted, positions,
                           velocities)
             self._single_file(p, users_a, exits_a, near_a, inside, ids, held, admitted,
@@ -436,26 +442,40 @@ class PassageMap:
             held, admitted = nearest(np.arange(len(ids))), set()
         others = exits != held
         mine = exits == held
-        closed = self._wait_over(p, held != before, others.any(), now, max_wait)
+        closed = self._wait_over(p, held != before, others.any(), now, max_wait,
+                                 self._oldest(p, ids[others]))
         if closed:  # nobody more, and the admitted ones still far from the core wait again
-            admitted &= {int(i) for i in ids[mine & (near <= 2.0 * self.routes.radius)]}
+            # but the longest waiting of them, admitted for it, keeps its place
+            since = self._since[p]
+            senior = sorted((since[k], k) for k in admitted if k in since)[:1]
+            admitted &= {int(i) for i in ids[mine & (near <= 2.0 * self.routes.radius)]} | \
+                {k for _, k in senior}
         admitted |= {int(i) for i in ids[mine & inside]}
         pending = admitted & {int(i) for i in ids[mine]}  # admitted, not through yet
         if ((len(admitted) >= self.batch or closed) and others.any() and not pending
                 and not inside.any()):
             held, admitted = nearest(np.flatnonzero(others)), set()  # the batch is through
             others, mine = exits != held, exits == held
-            closed = self._wait_over(p, True, others.any(), now, max_wait)
+            closed = self._wait_over(p, True, others.any(), now, max_wait,
+                                     self._oldest(p, ids[others]))
         # first come, first served: places go to the side's users nearest the core, up to
         # the batch while another side waits (all of them while none does)
         queue = np.flatnonzero(mine & ~np.isin(ids, list(admitted)))
-        queue = queue[np.lexsort((ids[queue], near[queue]))]
+        since = self._since[p]  # the longest waiting first, then the nearest
+        queue = queue[np.lexsort((ids[queue], near[queue],
+                                  [since.get(int(i), math.inf) for i in ids[queue]]))]
         places = len(queue) if not others.any() else max(self.batch - len(admitted), 0)
         admitted |= {int(i) for i in ids[queue[:0 if closed else places]]}
         self._held[p], self._admitted[p] = held, admitted
         return held, admitted, inside
 
-    def _wait_over(self, p, turned, waiting, now, max_wait) -> bool:
+    def _oldest(self, p, ids) -> float:
+        """Since when the longest waiting of robots ``ids`` waits for passage ``p`` (inf:
+        none is told to wait yet)."""
+        since = self._since[p]
+        return min((since[int(i)] for i in ids if int(i) in since), default=math.inf)
+
+    def _wait_over(self, p, turned, waiting, now, max_wait, oldest=math.inf) -> bool:
         """Whether passage ``p``'s batch is closed: another side has been ``waiting`` since
         at least ``max_wait`` seconds before ``now`` (the clock starts again when the
         passage ``turned`` or nobody waits; a batch once closed stays so until it turns)."""
@@ -464,7 +484,9 @@ class PassageMap:
         if not waiting or now is None:
             return self._closed[p]
         if math.isnan(self._waited[p]):
-            self._waited[p] = float(now)
+            # seniority: robots waiting since before the turn (taken out of their batch when
+            # it closed) count from then, but the turn stays open half the bound at least
+            self._waited[p] = max(float(now) - 0.5 * max_wait, min(oldest, float(now)))
         if float(now) - self._waited[p] >= max_wait:
             self._closed[p] = True
         return self._closed[p]
