@@ -658,9 +658,8 @@ class FleetController:
         fleet/routes.py and fleet/passages.py (issue #22)."""
         velocities = preferred.velocities
         moving = active & (np.abs(velocities).max(axis=1) > 0.0)
-        if not moving.any() or (self.routes is None and self.passages is None
-                                and self.progress is None):
-            return preferred
+        if not moving.any():
+            return self._at_rest(now, preferred)
         velocities = velocities.copy()
         idx = np.flatnonzero(moving)
         # cmd_vel mode: the navigation stack plans, the goals are its own (travel.py)
@@ -688,6 +687,13 @@ class FleetController:
             navigation = navigation.copy()
             navigation[(velocities != preferred.velocities).any(axis=1)] = np.nan
         return preferred._replace(velocities=velocities, navigation=navigation)
+
+    def _at_rest(self, now: float, preferred: _Preferred) -> _Preferred:
+        """No robot wants to move: every stall clock stops (:meth:`.ProgressMonitor.idle`),
+        or the next goal would find an old one run out."""
+        if self.progress is not None:
+            self.progress.idle(now)
+        return preferred
 
     def _unstall(self, now: float, place: _Placement, active: np.ndarray, goals,
                  preferred: _Preferred, velocities: np.ndarray) -> np.ndarray:

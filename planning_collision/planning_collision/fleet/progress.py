@@ -76,6 +76,18 @@ class ProgressMonitor:
         yielded) is left so."""
         self._rebase[:] = np.isfinite(self.best)
 
+    def idle(self, now: float) -> None:
+        """A step in which no robot wants to move (the controller does not call
+        :meth:`resolve` then): every clock stops, as :meth:`resolve` would stop it, and the
+        robots making room are released. Without this a robot that arrived kept its old
+        clock and best distance through the idle time and counted as stalled at the first
+        step of its next goal, and yielded for nothing."""
+        self.since[:] = np.nan
+        self.best[:] = np.inf
+        self.host[:] = -1
+        np.minimum(self.yield_until, now, out=self.yield_until)
+        self._last = None  # the way made good counts from the next step on
+
     def advance(self, positions: np.ndarray, velocities: np.ndarray,
                 wants: np.ndarray) -> np.ndarray:
         """Update with the positions (k, 2) and preferred velocities (k, 2) of this step:

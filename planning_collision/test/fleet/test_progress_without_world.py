@@ -132,3 +132,40 @@ def test_rebase_leaves_a_robot_measured_afresh():
     assert not monitor.stalled(1.0, np.array([3.0]), wants)[0]
     assert monitor.since[0] == 1.0
     assert monitor.stalled(3.0, np.array([3.0]), wants)[0]
+
+
+def test_a_new_goal_after_an_idle_fleet_starts_a_fresh_stall_clock():
+    """Two robots 1 m apart want to move for 1 s, then stand at their goals for 10 s (nobody
+    wants to move: the controller does not resolve then), then get goals 5 m away. The
+    stall clocks start at the new goals: nobody yields in the first second (before, robot 1
+    kept its clock from 0 s and its best distance from the old goal, counted as stalled at
+    once and backed away from robot 0)."""
+    controller = FleetController([AgentSpec("a", goal=(1.0, 1.0)),
+                                  AgentSpec("b", goal=(2.0, 1.0))],
+                                 settings=shipped_settings(0.05))
+    starts = ((0.0, 0.0), (1.0, 0.0))
+
+    def step(now):
+        for i, (x, y) in enumerate(starts):  # they stand (no simulation)
+            controller.odometry(i, now, now, x, y, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+        return controller.step(now)
+
+    now = 0.0
+    for _ in range(20):
+        step(now)
+        now += 0.05
+    assert np.isfinite(controller.progress.since).all()  # both wanted to move
+    for i, start in enumerate(starts):
+        controller.goal(i, *start)  # at their goals: nobody wants to move
+    for _ in range(200):
+        step(now)
+        now += 0.05
+    controller.goal(0, 5.0, 0.0)
+    controller.goal(1, 6.0, 0.0)
+    renewed = now
+    for _ in range(20):
+        result = step(now)
+        assert (controller.progress.yield_until <= now).all(), now
+        assert result.commands[1][0] >= 0.0  # heads on, does not back away
+        now += 0.05
+    assert (controller.progress.since == renewed).all()
