@@ -356,7 +356,7 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     families = sorted({r["family"] for r in rows})
-    fig, axes = plt.subplots(3, len(families), figsize=(3.2 * len(families), 8.5),
+    fig, axes = plt.subplots(4, len(families), figsize=(3.2 * len(families), 11.0),
                              squeeze=False, sharex="col")
     styles = {OURS: dict(color="tab:blue", marker="o", markersize=8),
               NAVGROUND: dict(color="tab:orange", marker="s", markersize=5, fillstyle="none")}
@@ -371,16 +371,21 @@ def plot(rows: list[dict], path: Path) -> None:
             axes[1, c].plot(x, [r["runs_with_contact"] / r["runs"] * 100 for r in mine],
                             **style)
             axes[2, c].plot(x, [r["ratio"] for r in mine], **style)
+            axes[3, c].plot(x, [r["longest_wait"] for r in mine], **style)
         axes[0, c].set_title(family)
         axes[0, c].set_ylim(-5, 105)
         axes[1, c].set_ylim(-5, 105)
         axes[2, c].axhline(TARGET_RATIO, color="grey", linestyle=":")
         axes[2, c].set_ylim(bottom=0.0)
-        axes[2, c].xaxis.get_major_locator().set_params(integer=True)
-        axes[2, c].set_xlabel("robots")
+        axes[3, c].axhline(TARGET_WAIT, color="grey", linestyle=":")
+        axes[3, c].set_yscale("log")  # ours within seconds of 30 s, navground's up to minutes
+        axes[3, c].set_ylim(0.1, 1000.0)
+        axes[3, c].xaxis.get_major_locator().set_params(integer=True)
+        axes[3, c].set_xlabel("robots")
     axes[0, 0].set_ylabel("success %")
     axes[1, 0].set_ylabel("runs with a contact %")
     axes[2, 0].set_ylabel("makespan / one at a time")
+    axes[3, 0].set_ylabel("longest wait s (any run)")
     axes[0, 0].legend(fontsize="small")
     fig.suptitle("Narrow spaces: FleetController vs navground ORCA (pure simulator)")
     fig.tight_layout()
