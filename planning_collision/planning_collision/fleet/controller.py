@@ -678,7 +678,8 @@ class FleetController:
             told = self.passages.coordinate(here, goals[idx], velocities[idx],
                                             np.ones(idx.size, dtype=bool), ids=idx,
                                             keep_clear=goals[np.isfinite(goals).all(axis=1)],
-                                            now=now, max_wait=self.settings.passage_max_wait)
+                                            now=now, max_wait=self.settings.passage_max_wait,
+                                            speed=self.settings.pref_speed)
             velocities[idx] = told.velocities
         if self.progress is not None:
             velocities = self._unstall(now, place, active, goals, preferred, velocities)

@@ -43,6 +43,12 @@ side. The wait is counted on the control clock from the users' positions, so eve
 the same fleet turns the passage at the same step. Without it a waiter waited for a whole
 batch (8 robots through a door: over 30 s in 17 of 80 runs of the 16-robot doorway).
 
+**Turns as long as the passage.** Given the preferred ``speed``, a passage whose core takes
+longer than ``max_wait`` to drive through (its length: twice the farthest a core cell lies
+from the nearest side) closes its batches after that time instead (:meth:`PassageMap.window`):
+a turn of a few seconds let one or two robots into a 7 m corridor and then cost the ~14 s
+the last of them took to clear it. A door keeps ``max_wait`` itself, so it decides as before.
+
 **Seniority.** Each passage remembers since when each of its users has been told to wait,
 kept while it is admitted and until it goes in (so a robot taken out of its batch when it
 closes keeps it). The longest waiting are admitted first (then the nearest); when a batch
@@ -188,6 +194,11 @@ class PassageMap:
         self.passages += [q for q in (declared_passage(routes, polygon, self.zone)
                                       for polygon in declared) if q is not None]
         self.travel = [PassageTravel(q.core, q.sides, routes) for q in self.passages]
+        # metres a robot drives through each core: twice the farthest a core cell lies from
+        # the nearest side (a doorway ~2 m, corridor_1.5d's 6 m corridor ~7.75 m)
+        self.lengths = [2.0 * float(np.min(t.to_side[:, q.core], axis=0).max())
+                        if len(t.to_side) and q.core.any() else 0.0
+                        for q, t in zip(self.passages, self.travel, strict=True)]
         # where robots with a goal wait (fleet/holding.py): off the mouth and off the goals
         self.places = [HoldingPlaces(routes, q.core, mouth=self.hold,
                                      clear=2.0 * routes.radius + 0.1)
@@ -207,14 +218,16 @@ class PassageMap:
 
     def coordinate(self, positions, goals, velocities, moving, ids=None,
                    keep_clear=None, now: float | None = None,
-                   max_wait: float = math.inf) -> Coordination:
+                   max_wait: float = math.inf, speed: float | None = None) -> Coordination:
         """The preferred ``velocities`` (N, 2) of robots at ``positions`` going to ``goals``
         after the one-direction rule; ``moving`` (N,): the robots that want to move (the
         others neither use nor hold a passage); ``ids`` (N,): each robot's lasting identity
         (the agent index; default: the position in the arrays), which the batches count.
         ``keep_clear`` (M, 2): points the holding places keep clear of, every robot's goal
         (default: the finite ``goals`` given). ``now``: the control time (seconds); with it a
-        waiting side is let through after ``max_wait`` seconds (module docstring)."""
+        waiting side is let through after ``max_wait`` seconds (module docstring), or with
+        ``speed`` (the preferred speed, m/s) after the time one robot takes to drive through
+        the passage's core when that is longer (:meth:`window`)."""
         positions = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
         velocities = np.array(velocities, dtype=np.float64).reshape(-1, 2)
         n = len(positions)
@@ -272,7 +285,7 @@ class PassageMap:
                 continue
             inside = near_a <= routes.radius
             held, admitted, inside = self._serve(p, ids[users_a], exits_a, near_a, inside,
-                                                 now, max_wait)
+                                                 now, self.window(p, max_wait, speed))
             kept = {}
             order = np.argsort(ids[users_a], kind="stable")  # places go by id: any listing
             for i, side, d, going in zip(users_a[order], exits_a[order], near_a[order],
@@ -306,6 +319,16 @@ class PassageMap:
             self._single_file(p, users_a, exits_a, near_a, inside, ids, held, admitted,
                               cells, positions, velocities)
         return Coordination(velocities, waiting, used)
+
+    def window(self, p: int, max_wait: float, speed: float | None = None) -> float:
+        """The seconds another side waits before passage ``p``'s batch closes: ``max_wait``,
+        or the time a robot at ``speed`` takes to drive through the core when that is longer
+        (module docstring: turns as long as the passage). ``max_wait`` itself when it is the
+        longer (a doorway), so a short passage behaves to the step as without ``speed``."""
+        if speed is None or not speed > 0.0:
+            return max_wait
+        clearing = self.lengths[p] / float(speed)
+        return clearing if clearing > max_wait else max_wait
 
     def _away(self, passage: Passage, cell) -> np.ndarray:
         """The unit vector from ``cell`` to its neighbour farthest from ``passage``'s core
