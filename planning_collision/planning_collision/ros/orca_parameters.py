@@ -220,7 +220,9 @@ PARAMETERS = _bounded((
     Param("passage_max_wait", 6.0, "With passages: seconds the robots of one side may wait "
           "for a passage; then it admits nobody more of the side it serves and turns to them "
           "once the robots already in it are through (decided from the control clock and "
-          "the positions, the same on every node).", dynamic=True, above=0.0),
+          "the positions, the same on every node). Through a passage that takes longer than "
+          "this to drive at pref_speed, that driving time replaces it, so that a turn lets "
+          "more than one robot in (doc/narrow_spaces.md).", dynamic=True, above=0.0),
     Param("passage_zones", [], "With passages: more passages, declared as polygons in "
           "global_frame (as Open-RMF's mutex groups), each one string of at least three "
           "vertices 'x1 y1, x2 y2, x3 y3, ...': robots go through each one direction at a "
