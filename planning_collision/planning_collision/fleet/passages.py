@@ -268,21 +268,18 @@ class PassageMap:
                     exits.append(exit_side)
                     near.append(d)
             self._went_through(p, ids, cells, on_map, users, exits)
-            if not users:
-                holds.clear()
-                self._waited[p], self._closed[p] = math.nan, False
-                continue
-            users_a, exits_a, near_a = np.array(users), np.array(exits), np.array(near)
+            used[users] = p
             # gone through already and pushed back in: on its way out again, it goes and
             # neither takes, keeps nor waits for the passage (_went_through)
-            back = np.array([self._through[p].get(int(k), -1) == e for k, e in
-                             zip(ids[users_a], exits_a, strict=True)])
-            used[users_a] = p
-            users_a, exits_a, near_a = users_a[~back], exits_a[~back], near_a[~back]
-            if not len(users_a):
+            through = self._through[p]
+            rule = [j for j, (i, e) in enumerate(zip(users, exits, strict=True))
+                    if through.get(int(ids[i]), -1) != e]
+            if not rule:
                 holds.clear()
                 self._waited[p], self._closed[p] = math.nan, False
                 continue
+            users_a, exits_a, near_a = (np.array(users)[rule], np.array(exits)[rule],
+                                        np.array(near)[rule])
             inside = near_a <= routes.radius
             held, admitted, inside = self._serve(p, ids[users_a], exits_a, near_a, inside,
                                                  now, self.window(p, max_wait, speed))
