@@ -53,6 +53,9 @@ import numba
 import numpy as np
 
 SQRT2 = math.sqrt(2.0)
+# metres the route map adds to a robot's radius and safety margin where there is room: the
+# controller's allowance for latency and tracking error (module docstring: two radii)
+LATENCY_SLACK = 0.05
 _DI = np.array([1, -1, 0, 0, 1, 1, -1, -1], dtype=np.int64)
 _DJ = np.array([0, 0, 1, -1, 1, -1, 1, -1], dtype=np.int64)
 

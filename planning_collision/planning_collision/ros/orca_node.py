@@ -187,6 +187,7 @@ class OrcaNode(ManagedNode):
     def _on_grid(self, grid) -> None:
         """A new map (on the obstacle worker's thread): routes and passages for it (#22)."""
         from planning_collision.fleet.passages import coordination_world
+        from planning_collision.fleet.routes import LATENCY_SLACK
         from planning_collision.fleet.zones import parse_zones
 
         p, fleet = self.params, self.fleet
@@ -197,7 +198,8 @@ class OrcaNode(ManagedNode):
         # where there is room; not on a one-lane passage's centre line: fleet/routes.py).
         needed = float(fleet.radius[:fleet.controlled].max()) + p.safety_margin
         routes, passages = coordination_world(grid.blocked_mask(), grid.resolution,
-                                              grid.origin, needed + 0.05, passages=p.passages,
+                                              grid.origin, needed + LATENCY_SLACK,
+                                              passages=p.passages,
                                               zone=p.passage_zone,
                                               declared=parse_zones(p.passage_zones),
                                               min_radius=needed)

@@ -19,6 +19,7 @@ import numpy as np
 from planning_collision import orca
 from planning_collision.fleet.controller import AgentSpec, FleetController, FleetSettings
 from planning_collision.fleet.passages import coordination_world
+from planning_collision.fleet.routes import LATENCY_SLACK
 from planning_collision.grid import GridMap, occupied_polygons
 from planning_collision.grid.map_file import load_map_file
 from planning_collision.sim.scenario import CircleObstacle, PolygonObstacle, Scenario
@@ -99,7 +100,7 @@ def scenario_world(scenario: Scenario, grid: GridMap | None = None):
 
 
 def world_routes(grid: GridMap, scenario: Scenario, settings: FleetSettings, *,
-                 slack: float = 0.05):
+                 slack: float = LATENCY_SLACK):
     """The route map and passages for a scenario's robots on ``grid`` with the scenario's
     obstacles drawn in, for the largest radius plus the safety margin plus ``slack`` (what
     the controller adds for latency and tracking) where there is room, and the radius plus
