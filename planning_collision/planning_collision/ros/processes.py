@@ -92,7 +92,7 @@ def ros_environment(domain_id: int, base: Mapping[str, str] | None = None) -> di
     # measure or to turn that off); an empty value is an error, not a silent default.
     profile = env.get(PROFILE_VARIABLE)
     if profile is None:
-        profile = str(config_file("fastdds_discovery.xml"))
+        profile = str(shipped_profile())
     elif not Path(profile).is_file():
         raise FileNotFoundError(f"{PROFILE_VARIABLE}={profile!r} is not a file")
     env["FASTDDS_DEFAULT_PROFILES_FILE"] = profile
@@ -102,6 +102,33 @@ def ros_environment(domain_id: int, base: Mapping[str, str] | None = None) -> di
     env.setdefault("AMENT_PREFIX_PATH", sys.prefix)
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+def shipped_profile() -> Path:
+    """The shipped Fast DDS profile for the installed Fast DDS: ``config/fastdds_discovery.xml``
+    (Fast DDS 3), or its Fast DDS 2 translation ``config/fastdds2_discovery.xml`` (Jazzy)."""
+    if fastdds_2_installed():
+        return config_file("fastdds2_discovery.xml")
+    return config_file("fastdds_discovery.xml")
+
+
+# Elements that Fast DDS 3 renamed: its name -> Fast DDS 2's. Fast DDS 2 rejects the whole file
+# over one element it does not know, and so does Fast DDS 3.
+FASTDDS_2_NAMES = {
+    "initial_heartbeat_delay": "initialHeartbeatDelay",
+    "heartbeat_period": "heartbeatPeriod",
+    "nack_response_delay": "nackResponseDelay",
+    "nack_supression_duration": "nackSupressionDuration",
+    "heartbeat_response_delay": "heartbeatResponseDelay",
+    "initial_acknack_delay": "initialAcknackDelay",
+}
+
+
+def fastdds_2_profile(text: str) -> str:
+    """A Fast DDS 3 profile (XML text) in Fast DDS 2's element names."""
+    for new, old in FASTDDS_2_NAMES.items():
+        text = re.sub(rf"<(/?){new}>", rf"<\1{old}>", text)
+    return text
 
 
 def fastdds_2_installed() -> bool:

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from rcl_interfaces.srv import GetParameters
@@ -143,8 +144,7 @@ def test_child_processes_follow_the_network_rule(domain_id, monkeypatch):
     assert values["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
     assert values["ROS_DOMAIN_ID"] == str(domain_id)
     assert values["ROS_STATIC_PEERS"] == "-"
-    assert values["FASTDDS_DEFAULT_PROFILES_FILE"] == str(
-        config_file("fastdds_discovery.xml"))
+    assert values["FASTDDS_DEFAULT_PROFILES_FILE"] == str(processes.shipped_profile())
 
 
 def test_fastdds_2_reads_the_profile_from_its_own_variable():
@@ -171,15 +171,17 @@ def test_another_fastdds_profile_is_chosen_by_its_own_variable(tmp_path, monkeyp
         processes.ros_environment(7)
 
 
-def test_the_shipped_profile_keeps_data_off_shared_memory():
+@pytest.mark.parametrize("name", ["fastdds_discovery.xml", "fastdds2_discovery.xml"])
+def test_the_shipped_profile_keeps_data_off_shared_memory(name):
     """Every process the project starts talks UDP only: the participant lists its own
     transport (UDPv4) without the built-in ones, listens for data on UDPv4 locators only (so
     ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, whose rmw adds a shared-memory transport, still
-    gets no shared-memory port), and data sharing is off for every writer and reader."""
+    gets no shared-memory port), and data sharing is off for every writer and reader. The same
+    in the profile of each Fast DDS."""
     import xml.etree.ElementTree as ET
 
     ns = {"d": "http://www.eprosima.com"}
-    root = ET.parse(config_file("fastdds_discovery.xml")).getroot()
+    root = ET.parse(config_file(name)).getroot()
     descriptors = {d.findtext("d:transport_id", namespaces=ns): d.findtext("d:type", namespaces=ns)
                    for d in root.iterfind(".//d:transport_descriptor", ns)}
     participant = root.find(".//d:participant[@is_default_profile='true']", ns)
@@ -193,6 +195,31 @@ def test_the_shipped_profile_keeps_data_off_shared_memory():
     for kind in ("data_writer", "data_reader"):
         profile = root.find(f".//d:{kind}[@is_default_profile='true']", ns)
         assert profile.findtext("d:qos/d:data_sharing/d:kind", namespaces=ns) == "OFF"
+
+
+def test_each_fast_dds_gets_the_shipped_profile_in_its_own_element_names():
+    """Fast DDS 2 (Jazzy) rejects the whole profile over a Fast DDS 3 name (heartbeat_period:
+    "Invalid element found into 'writerTimesType'") and Fast DDS 3 over a Fast DDS 2 one, so
+    each gets its own file: the Fast DDS 2 one is the other translated, and up to date."""
+    import importlib.util
+    import xml.etree.ElementTree as ET
+
+    tool_path = Path(__file__).resolve().parents[3] / "tools" / "fastdds2_profile.py"
+    spec = importlib.util.spec_from_file_location("fastdds2_profile", tool_path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.main(["--check"]) == 0, "run tools/fastdds2_profile.py"
+    ns = "{http://www.eprosima.com}"
+    fastdds_3_names = set(processes.FASTDDS_2_NAMES)
+    fastdds_2_names = set(processes.FASTDDS_2_NAMES.values())
+    for name, own, other in (("fastdds_discovery.xml", fastdds_3_names, fastdds_2_names),
+                             ("fastdds2_discovery.xml", fastdds_2_names, fastdds_3_names)):
+        tags = {element.tag.removeprefix(ns)
+                for element in ET.parse(config_file(name)).getroot().iter()}
+        assert tags & own and not tags & other, (name, tags & (own | other))
+    expected = "fastdds2_discovery.xml" if processes.fastdds_2_installed() else (
+        "fastdds_discovery.xml")
+    assert processes.shipped_profile() == config_file(expected)
 
 
 def test_wait_for_line_with_no_timeout_looks_at_the_lines_already_printed(domain_id):
