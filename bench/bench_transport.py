@@ -27,7 +27,6 @@ from pathlib import Path
 import numpy as np
 from machine import machine_header  # bench/machine.py
 
-from planning_collision.resources import config_file
 from planning_collision.ros import processes
 
 NS = "http://www.eprosima.com"
@@ -138,7 +137,7 @@ def measure() -> int:
 
 def main() -> int:
     print(machine_header(), flush=True)
-    shipped = config_file("fastdds_discovery.xml")
+    shipped = processes.shipped_profile()
     with tempfile.TemporaryDirectory() as tmp:
         profiles = {"UDP only (shipped)": shipped,
                     "shared memory (before)": shared_memory_profile(
