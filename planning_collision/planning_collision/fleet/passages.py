@@ -48,6 +48,10 @@ longer than ``max_wait`` to drive through (its length: twice the farthest a core
 from the nearest side) closes its batches after that time instead (:meth:`PassageMap.window`):
 a turn of a few seconds let one or two robots into a 7 m corridor and then cost the ~14 s
 the last of them took to clear it. A door keeps ``max_wait`` itself, so it decides as before.
+Through such a long passage a closing batch keeps every robot it admitted (it takes nobody
+more): a robot taken out of it waited for its own side to clear the passage, the other
+side's whole turn and its clearing, two clearing times and more, where letting it follow
+its batch in costs the other side only the seconds it takes to enter.
 
 **Seniority.** Each passage remembers since when each of its users has been told to wait,
 kept while it is admitted and until it goes in (so a robot taken out of its batch when it
@@ -281,8 +285,9 @@ class PassageMap:
             users_a, exits_a, near_a = (np.array(users)[rule], np.array(exits)[rule],
                                         np.array(near)[rule])
             inside = near_a <= routes.radius
+            window = self.window(p, max_wait, speed)
             held, admitted, inside = self._serve(p, ids[users_a], exits_a, near_a, inside,
-                                                 now, self.window(p, max_wait, speed))
+                                                 now, window, keep=window > max_wait)
             kept = {}
             order = np.argsort(ids[users_a], kind="stable")  # places go by id: any listing
             for i, side, d, going in zip(users_a[order], exits_a[order], near_a[order],
@@ -446,7 +451,7 @@ class PassageMap:
         self._users[p] = now
 
     def _serve(self, p, ids, exits, near, inside, now=None,
-               max_wait=math.inf) -> tuple[int, set, np.ndarray]:
+               max_wait=math.inf, keep=False) -> tuple[int, set, np.ndarray]:
         """The side passage ``p`` serves now, the ids admitted to it (module docstring:
         batches) and who counts as inside (keeps going), from its users' ``ids``, exit
         sides, distances to the core and who is ``inside`` it (within ``radius``).
@@ -478,7 +483,7 @@ class PassageMap:
         mine = exits == held
         closed = self._wait_over(p, held != before, others.any(), now, max_wait,
                                  self._oldest(p, ids[others]))
-        if closed:  # nobody more, and the admitted ones still far from the core wait again
+        if closed and not keep:  # nobody more, and the admitted ones far from the core wait
             # but the longest waiting of them, admitted for it, keeps its place
             since = self._since[p]
             senior = sorted((since[k], k) for k in admitted if k in since)[:1]
