@@ -54,12 +54,13 @@ side's whole turn and its clearing, two clearing times and more, where letting i
 its batch in costs the other side only the seconds it takes to enter.
 
 **Seniority.** Each passage remembers since when each of its users has been told to wait,
-kept while it is admitted and until it goes in (so a robot taken out of its batch when it
-closes keeps it). The longest waiting are admitted first (then the nearest); when a batch
-closes, the longest waiting of its admitted robots keeps its place wherever it stands; and
-after a turn the batch closes ``max_wait`` after the other side's longest waiting user began
-to wait, but not before ``max_wait / 2`` after the turn. Without it a robot taken out of its
-batch waited while its own side's last robots cleared the door, through the other side's
+kept while it is admitted and in the core until it has gone through (so a robot taken out of
+its batch when it closes keeps it, and so does one pushed back out of the mouth). The
+longest waiting are admitted first (then the nearest); when a batch closes, the longest
+waiting of its admitted robots keeps its place wherever it stands; and after a turn the
+batch closes ``max_wait`` after the other side's longest waiting user began to wait, but not
+before ``max_wait / 2`` after the turn. Without it a robot taken out of its batch waited
+while its own side's last robots cleared the door, through the other side's
 whole turn and its last robots, and then behind nearer robots of its side (doorway of 16: 9
 of 100 runs over 30 s).
 
@@ -315,7 +316,7 @@ class PassageMap:
                 since = self._since[p]
                 self._since[p] = {int(ids[i]): since.get(int(ids[i]), float(now))
                                   for i, going in zip(users_a, inside, strict=True)
-                                  if waiting[i] or (not going and int(ids[i]) in since)}
+                                  if waiting[i] or int(ids[i]) in since}
             self._file_in(users_a, exits_a, near_a, ids, held, admitted, positions,
                           velocities)
             self._single_file(p, users_a, exits_a, near_a, inside, ids, held, admitted,
