@@ -64,6 +64,18 @@ while its own side's last robots cleared the door, through the other side's
 whole turn and its last robots, and then behind nearer robots of its side (doorway of 16: 9
 of 100 runs over 30 s).
 
+**Taking a long passage.** When a free passage longer to drive than ``max_wait`` is taken,
+the robots in its core decide which side (else those in its mouth), and a robot of another
+side merely in the mouth waits like the rest of its side; a waiter in such a passage's
+mouth (within ``radius`` of the core, not in it) backs straight out of it before it heads
+for its holding place. A door decides as before (tried there too, the doorway of 16 had
+two runs over 30 s in 12 where it had none). corridor_1.5d starts the
+front robot of each block in a mouth: both counted as inside, so the one whose side lost
+the tie kept going, and even told to wait, a differential-drive robot sent sideways to its
+place turned while creeping forward and was in the core a few steps later, where inside
+robots go on. It met the other side's first robot halfway down the corridor, and one of
+them backed out metres at creeping speed while both blocks stood.
+
 **Robots already through.** A robot that used a passage and now stands on the side it was
 going to has gone through; pushed back into the core later (by a robot making room), it
 goes on and takes no part in the rule (:meth:`PassageMap._went_through`).
@@ -287,8 +299,9 @@ class PassageMap:
                                         np.array(near)[rule])
             inside = near_a <= routes.radius
             window = self.window(p, max_wait, speed)
+            long = window > max_wait  # longer to drive than max_wait: not a door
             held, admitted, inside = self._serve(p, ids[users_a], exits_a, near_a, inside,
-                                                 now, window, keep=window > max_wait)
+                                                 now, window, keep=long)
             kept = {}
             order = np.argsort(ids[users_a], kind="stable")  # places go by id: any listing
             for i, side, d, going in zip(users_a[order], exits_a[order], near_a[order],
@@ -309,6 +322,9 @@ class PassageMap:
                     v -= min(float(v @ away), 0.0) * away
                     velocities[i] = v if np.hypot(*v) > 0.05 or not away.any() \
                         else away * self.back_off_speed
+                    if long and 0.0 < d <= self.routes.radius and away.any():
+                        # in a long passage's mouth: straight out first (module docstring)
+                        velocities[i] = away * self.back_off_speed
                 elif away.any():
                     velocities[i] = away * self.back_off_speed
             self._holds[p] = kept
@@ -465,7 +481,9 @@ class PassageMap:
         in the door (seed 59 of 8: 71 s waiting).
 
         With ``now``, once another side has waited ``max_wait`` seconds the batch closes
-        (module docstring: a bounded wait)."""
+        (module docstring: a bounded wait). ``keep``: a passage longer to drive than
+        ``max_wait``, whose closing batch keeps its robots and which is taken by the
+        robots in its core (module docstring)."""
         held, admitted = self._held[p], self._admitted[p]
         before = held
         if held >= 0 and admitted & {int(i) for i in ids[exits == held]}:
@@ -476,8 +494,15 @@ class PassageMap:
             return int(exits[candidates][order[0]])
 
         if inside.any() and not (exits[inside] == held).any():
-            values, counts = np.unique(exits[inside], return_counts=True)
+            # through a long passage the robots in the core itself decide, else those in
+            # the mouth; robots of the other sides merely in the mouth then wait (module
+            # docstring: taking a long passage)
+            deep = inside & (near <= 0.0) if keep else inside
+            values, counts = np.unique(exits[deep if deep.any() else inside],
+                                       return_counts=True)
             held, admitted = int(values[np.argmax(counts)]), set()  # ties: the smallest side
+            if keep:
+                inside = inside & ((near <= 0.0) | (exits == held))
         elif not (exits == held).any():
             held, admitted = nearest(np.arange(len(ids))), set()
         others = exits != held
