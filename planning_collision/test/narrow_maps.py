@@ -48,3 +48,37 @@ def shipped_settings(time_step: float):
     names = {f.name for f in fields(FleetSettings)} - {"time_step"}
     return FleetSettings(**{k: v for k, v in params.items() if k in names},
                          time_step=time_step)
+
+
+def corridor_passages():
+    """The passages of the benchmark's one-lane corridor, corridor_1.5d (x from -3 to 3,
+    0.75 m wide), as the pure loop gives them to the controller."""
+    from planning_collision.sim.fleet_loop import world_routes
+    from planning_collision.sim.scenes import make_scene
+
+    corridor = make_scene("corridor_1.5d", 2)
+    return world_routes(corridor.grid(), corridor.scenario,
+                        shipped_settings(corridor.time_step))[1]
+
+
+def drive(passages, starts, goals, seconds: float, *, speed=None, max_wait: float = 6.0,
+          pref_speed: float = 0.5, dt: float = 0.1):
+    """The passage rule alone: robots at ``starts`` drive to ``goals`` at ``pref_speed``
+    kinematically, along the velocities ``passages.coordinate`` gives them (nobody avoids
+    anybody), with ``speed`` and ``max_wait`` passed to it. Returns, per step, who was told
+    to wait and every robot's position after the step."""
+    positions, goals = np.array(starts, dtype=float), np.array(goals, dtype=float)
+    told_wait, track = [], []
+    for step in range(int(round(seconds / dt))):
+        to_goal = goals - positions
+        moving = np.hypot(to_goal[:, 0], to_goal[:, 1]) > 0.1
+        ahead = passages.routes.waypoints(positions, goals)
+        heading = np.where(ahead.routed[:, None], ahead.points, goals) - positions
+        length = np.maximum(np.hypot(heading[:, 0], heading[:, 1]), 1e-9)
+        pref = np.where(moving[:, None], heading / length[:, None] * pref_speed, 0.0)
+        told = passages.coordinate(positions, goals, pref, moving, now=step * dt,
+                                   max_wait=max_wait, speed=speed)
+        told_wait.append(told.waiting)
+        positions = positions + told.velocities * dt
+        track.append(positions.copy())
+    return np.array(told_wait), np.array(track)

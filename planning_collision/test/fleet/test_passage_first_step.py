@@ -15,21 +15,13 @@ core itself when there are any. Doors decide as before (test_passage_turn_length
 from __future__ import annotations
 
 import numpy as np
-from narrow_maps import shipped_settings
+from narrow_maps import corridor_passages, drive
 
 from planning_collision.fleet.passages import PassageMap
-from planning_collision.sim.fleet_loop import world_routes
-from planning_collision.sim.scenes import make_scene
 
 DT = 0.1
 SPEED = 0.5
 MAX_WAIT = 6.0
-
-
-def corridor_map() -> PassageMap:
-    """The passages of the benchmark's corridor_1.5d (x from -3 to 3, 0.75 m wide)."""
-    scene = make_scene("corridor_1.5d", 2)
-    return world_routes(scene.grid(), scene.scenario, shipped_settings(scene.time_step))[1]
 
 
 def near(passages: PassageMap, point) -> float:
@@ -39,23 +31,10 @@ def near(passages: PassageMap, point) -> float:
 
 
 def run(passages, starts, goals, seconds):
-    """Robots drive kinematically along the rule's velocities (nobody avoids anybody).
-    Returns who was told to wait and the x of each robot, per step."""
-    positions, goals = np.array(starts, float), np.array(goals, float)
-    told, xs = [], []
-    for k in range(int(round(seconds / DT))):
-        to_goal = goals - positions
-        moving = np.hypot(to_goal[:, 0], to_goal[:, 1]) > 0.1
-        ahead = passages.routes.waypoints(positions, goals)
-        heading = np.where(ahead.routed[:, None], ahead.points, goals) - positions
-        length = np.maximum(np.hypot(heading[:, 0], heading[:, 1]), 1e-9)
-        pref = np.where(moving[:, None], heading / length[:, None] * SPEED, 0.0)
-        step = passages.coordinate(positions, goals, pref, moving, now=k * DT,
-                                   max_wait=MAX_WAIT, speed=SPEED)
-        told.append(step.waiting)
-        positions = positions + step.velocities * DT
-        xs.append(positions[:, 0].copy())
-    return np.array(told), np.array(xs)
+    """Who was told to wait and the x of each robot, per step (the rule alone)."""
+    told, track = drive(passages, starts, goals, seconds, speed=SPEED, max_wait=MAX_WAIT,
+                        pref_speed=SPEED, dt=DT)
+    return told, track[:, :, 0]
 
 
 # the front robots of seed 2 of 16: one in each mouth of the corridor, facing each other
@@ -64,7 +43,7 @@ GOALS = [(4.0, 0.0), (-4.0, 0.0)]
 
 
 def test_both_front_robots_start_in_the_mouths():
-    passages = corridor_map()
+    passages = corridor_passages()
     radius = passages.routes.radius
     assert 0.0 < near(passages, WEST) <= radius
     assert 0.0 < near(passages, EAST) <= radius
@@ -74,7 +53,7 @@ def test_one_side_takes_the_free_passage_and_the_other_waits():
     """Before, neither was told to wait at the first step, and the west robot was in the
     core a step later; now one of them waits from the first step until the other is
     through, and the two are never in the corridor together."""
-    passages = corridor_map()
+    passages = corridor_passages()
     told, xs = run(passages, [WEST, EAST], GOALS, 40.0)
     assert told[0].sum() == 1
     waiter = int(np.flatnonzero(told[0])[0])
@@ -91,7 +70,7 @@ def test_one_side_takes_the_free_passage_and_the_other_waits():
 def test_a_robot_in_the_core_takes_the_passage_from_one_in_the_mouth():
     """A robot already in the core (the east one, 0.3 m in) gets the free passage, even
     though the west robot's side has the lower label and would win a tie."""
-    passages = corridor_map()
+    passages = corridor_passages()
     east = (3.6, 0.0)
     assert near(passages, east) <= 0.0
     told, _ = run(passages, [WEST, east], GOALS, 0.2)
@@ -104,7 +83,7 @@ def test_the_waiter_in_the_mouth_backs_straight_out_of_it():
     that drives like a car (the benchmark's differential drive) turned while creeping
     forward and was in the core three steps later, where inside robots go on (seed 2 of 16:
     it met the east side's first robot halfway down the corridor anyway)."""
-    passages = corridor_map()
+    passages = corridor_passages()
     starts, goals = np.array([WEST, EAST]), np.array(GOALS)
     for now in (0.0, 0.1):  # the step that takes the passage and the next
         step = passages.coordinate(starts, goals, [(SPEED, 0.0), (-SPEED, 0.0)],

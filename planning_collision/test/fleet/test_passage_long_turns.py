@@ -13,22 +13,15 @@ nobody more); a door, which takes less, closes as before (fleet/passages.py).
 from __future__ import annotations
 
 import numpy as np
-from narrow_maps import shipped_settings
+from narrow_maps import corridor_passages
 
 from planning_collision.fleet.passages import PassageMap
 from planning_collision.fleet.routes import RouteMap
-from planning_collision.sim.fleet_loop import world_routes
-from planning_collision.sim.scenes import doorway, make_scene
+from planning_collision.sim.scenes import doorway
 
 SPEED = 0.5
 MAX_WAIT = 6.0
 DT = 0.1
-
-
-def corridor_map() -> PassageMap:
-    """The passages of the benchmark's corridor_1.5d (x from -3 to 3, 0.75 m wide)."""
-    scene = make_scene("corridor_1.5d", 2)
-    return world_routes(scene.grid(), scene.scenario, shipped_settings(scene.time_step))[1]
 
 
 def door_map() -> PassageMap:
@@ -66,7 +59,7 @@ def closing(passages, inside, out, other, goals, seconds):
 def test_a_long_passages_batch_keeps_its_robots_when_it_closes():
     """Through the corridor (a window of ~15 s) the admitted robot 1 m out goes on after the
     batch closes; before, it was told to wait from then on."""
-    passages = corridor_map()
+    passages = corridor_passages()
     told = closing(passages, (-1.0, 0.0), (-4.9, 0.0), (5.0, 0.0),
                    [(5.5, 0.0), (5.5, 0.7), (-5.5, 0.0)], 20.0)
     assert passages.window(0, MAX_WAIT, SPEED) < 20.0

@@ -14,22 +14,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from narrow_maps import shipped_settings
+from narrow_maps import corridor_passages, drive
 
 from planning_collision.fleet.passages import PassageMap
 from planning_collision.fleet.routes import RouteMap
-from planning_collision.sim.fleet_loop import world_routes
-from planning_collision.sim.scenes import doorway, make_scene
+from planning_collision.sim.scenes import doorway
 
 DT = 0.1
 SPEED = 0.5
 MAX_WAIT = 6.0
-
-
-def corridor_map() -> PassageMap:
-    """The passages of the benchmark's corridor_1.5d (x from -3 to 3, 0.75 m wide)."""
-    scene = make_scene("corridor_1.5d", 2)
-    return world_routes(scene.grid(), scene.scenario, shipped_settings(scene.time_step))[1]
 
 
 def door_map() -> PassageMap:
@@ -39,23 +32,9 @@ def door_map() -> PassageMap:
 
 
 def stream(passages, starts, goals, seconds: float, speed=None):
-    """Robots at ``starts`` drive to ``goals`` at 0.5 m/s kinematically along the velocity
-    the rule gives them (nobody avoids anybody: the rule alone). Returns, per step, who was
-    told to wait."""
-    positions, goals = np.array(starts, dtype=float), np.array(goals, dtype=float)
-    told_wait = []
-    for step in range(int(round(seconds / DT))):
-        to_goal = goals - positions
-        moving = np.hypot(to_goal[:, 0], to_goal[:, 1]) > 0.1
-        ahead = passages.routes.waypoints(positions, goals)
-        heading = np.where(ahead.routed[:, None], ahead.points, goals) - positions
-        length = np.maximum(np.hypot(heading[:, 0], heading[:, 1]), 1e-9)
-        pref = np.where(moving[:, None], heading / length[:, None] * SPEED, 0.0)
-        told = passages.coordinate(positions, goals, pref, moving, now=step * DT,
-                                   max_wait=MAX_WAIT, speed=speed)
-        told_wait.append(told.waiting)
-        positions = positions + told.velocities * DT
-    return np.array(told_wait)
+    """Who was told to wait, per step, with the rule alone (narrow_maps.drive)."""
+    return drive(passages, starts, goals, seconds, speed=speed, max_wait=MAX_WAIT,
+                 pref_speed=SPEED, dt=DT)[0]
 
 
 def first_go(waits: np.ndarray, robot: int) -> float:
@@ -82,14 +61,14 @@ def test_a_passage_is_as_long_as_its_core():
     (6 m) or the wall (0.2 m), at most how far the core's cells reach along it (its mouths,
     where the disc still touches the ridge, reach out beyond the walls, and the sides begin
     beside them)."""
-    corridor, door = corridor_map(), door_map()
+    corridor, door = corridor_passages(), door_map()
     assert len(corridor.passages) == 1 and len(door.passages) == 1
     assert 6.0 <= corridor.lengths[0] <= core_extent(corridor), corridor.lengths
     assert 0.2 <= door.lengths[0] <= core_extent(door), door.lengths
 
 
 def test_the_window_is_the_clearing_time_where_that_is_longer_than_max_wait():
-    corridor, door = corridor_map(), door_map()
+    corridor, door = corridor_passages(), door_map()
     assert corridor.window(0, MAX_WAIT, SPEED) == corridor.lengths[0] / SPEED
     assert corridor.window(0, MAX_WAIT, SPEED) > MAX_WAIT
     assert corridor.window(0, MAX_WAIT) == MAX_WAIT  # without a speed: as before
@@ -103,7 +82,7 @@ def test_a_turn_through_the_long_corridor_takes_the_queue():
     batch stays open for the clearing time (~14 s): the whole queue of six goes in one turn,
     and the east robot goes hardly later than before (it waited for the queue's robots
     already in the corridor anyway); nobody waits 30 s."""
-    passages = corridor_map()
+    passages = corridor_passages()
     before = stream(passages, CORRIDOR_STARTS, CORRIDOR_GOALS, 60.0)
     passages.forget()
     after = stream(passages, CORRIDOR_STARTS, CORRIDOR_GOALS, 60.0, speed=SPEED)
