@@ -14,10 +14,7 @@ every node, as the agents are listed the same). A stalled robot with a robot of 
 priority within ``near`` metres that also wants to move backs away from the nearest such
 robot at ``back_off_speed`` for ``yield_time`` seconds; the robot of highest priority in a
 knot keeps its preferred velocity and goes through the room the others leave. After yielding
-a robot's progress clock starts again. Robots behind it going its way (behind: outside the
-half-plane its preferred velocity points into; its way: their preferred velocities less than
-90 degrees apart) do not count: backing away from one drove the stalled robot on, into the
-knot it stood in (the two-lane corridor of 16, seed 38: a robot waited 49 s).
+a robot's progress clock starts again.
 
 Parked robots give way. A robot standing at its goal is not stalled (it wants nothing), yet in
 a corridor it can close the way for good: in the 4-way intersection a robot parked at its goal
@@ -142,11 +139,6 @@ class ProgressMonitor:
             if not ahead.size:
                 continue
             gaps = positions[ahead] - positions[i]
-            # not the robots behind it going its way
-            keep = (gaps @ velocities[i] > 0.0) | (velocities[ahead] @ velocities[i] <= 0.0)
-            if not keep.any():
-                continue
-            ahead, gaps = ahead[keep], gaps[keep]
             dist = np.hypot(gaps[:, 0], gaps[:, 1])
             j = int(np.argmin(dist))
             if dist[j] > self.near:

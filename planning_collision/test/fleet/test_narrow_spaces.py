@@ -47,9 +47,9 @@ def test_every_robot_crosses_the_scene_without_a_contact(name):
 @pytest.mark.parametrize("name", ["doorway", "single_lane"])
 def test_plain_orca_deadlocks_in_the_passages(name):
     """What the passages fix: with neither routes nor passages, nor the progress monitor's
-    yielding (plain ORCA), nobody gets through. (The monitor alone, which runs without a map
-    since fcbf498, gets one robot of the doorway through in 30 s since 474a844, and this test
-    then failed: it had been measuring plain ORCA by chance.)"""
+    yielding (plain ORCA), nobody gets through. (The monitor runs without a map since
+    fcbf498, so without the hook this measured ORCA plus the monitor's yielding, and a change
+    to the yielding that got one doorway robot through in 30 s failed it.)"""
 
     def plain(controller, grid, obstacles):
         controller.progress = None
