@@ -82,3 +82,15 @@ def drive(passages, starts, goals, seconds: float, *, speed=None, max_wait: floa
         positions = positions + told.velocities * dt
         track.append(positions.copy())
     return np.array(told_wait), np.array(track)
+
+
+def door_passages(radius: float, **options):
+    """The passages of the benchmark's doorway (a wall along x = 0, a 0.8 m door at y = 0)
+    for robots of ``radius``; ``options`` go to PassageMap (``batch``, ``holding``...)."""
+    from planning_collision.fleet.passages import PassageMap
+    from planning_collision.fleet.routes import RouteMap
+    from planning_collision.sim.scenes import doorway
+
+    grid = doorway(2).grid()
+    return PassageMap(RouteMap(grid.blocked_mask(), grid.resolution, grid.origin,
+                               radius=radius), **options)

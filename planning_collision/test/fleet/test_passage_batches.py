@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from narrow_maps import door_passages
 
 from planning_collision.fleet.passages import PassageMap
-from planning_collision.fleet.routes import RouteMap
-from planning_collision.sim.scenes import doorway
 
 # The benchmark's doorway: a wall along x = 0 with a door 0.8 m wide at y = 0 (its core, for
 # robots of radius 0.3, spans x from about -0.8 to 0.75). Robots a0-a2 go right, b0 left.
@@ -27,9 +26,7 @@ PREF = np.array([[0.5, 0.0], [0.5, 0.0], [0.5, 0.0], [-0.5, 0.0]])
 
 
 def door(batch: int = 2) -> PassageMap:  # the default is 8; 2 shows the bound
-    grid = doorway(2).grid()
-    return PassageMap(RouteMap(grid.blocked_mask(), grid.resolution, grid.origin, radius=0.3),
-                      batch=batch)
+    return door_passages(0.3, batch=batch)
 
 
 def step(passages, positions, moving=(True, True, True, True)):

@@ -8,23 +8,14 @@ user, and the robots of one batch go in one after another."""
 from __future__ import annotations
 
 import numpy as np
-from narrow_maps import shipped_settings
+from narrow_maps import door_passages, shipped_settings
 
 from planning_collision.fleet.holding import HoldingPlaces
-from planning_collision.fleet.passages import PassageMap
-from planning_collision.fleet.routes import RouteMap
 from planning_collision.sim.fleet_loop import run_scenario
-from planning_collision.sim.scenes import doorway, make_scene
+from planning_collision.sim.scenes import make_scene
 
 RADIUS = 0.35  # the benchmark robots' 0.25 m with the controller's margins
 DT = 0.05
-
-
-def door_map(**options) -> PassageMap:
-    """The benchmark's doorway (a wall along x = 0, a 0.8 m door at y = 0)."""
-    grid = doorway(2).grid()
-    return PassageMap(RouteMap(grid.blocked_mask(), grid.resolution, grid.origin,
-                               radius=RADIUS), **options)
 
 
 def drive(passages, positions, goals, pref_speed=0.5, seconds=8.0):
@@ -58,10 +49,10 @@ def test_a_waiter_standing_on_an_arriving_robots_goal_moves_off_it():
     diameter and a margin off every goal and the mouth, on its own side, and stands there."""
     goals = [(-2.1, 0.0), (2.0, 0.0)]
     start = [(0.2, 0.0), (-2.1, 0.0)]
-    old = door_map(holding=False)
+    old = door_passages(RADIUS, holding=False)
     trace, _ = drive(old, start, goals, seconds=1.0)
     assert np.hypot(*(trace[-1, 1] - goals[0])) < 0.05  # it stood on robot 0's goal
-    new = door_map()
+    new = door_passages(RADIUS)
     trace, told = drive(new, start, goals, seconds=1.0)
     assert told.waiting[1]
     place = new._holds[0][1]
@@ -83,7 +74,7 @@ def test_holding_places_keep_clear_of_goals_the_mouth_and_each_other():
     the wall), at least ``clear`` from every goal and every place taken before it, at least
     ``mouth`` from the core through free space, where the disc fits; the same data give the
     same place."""
-    passages = door_map(holding=False)
+    passages = door_passages(RADIUS, holding=False)
     routes, core = passages.routes, passages.passages[0].core
     places = HoldingPlaces(routes, core, mouth=1.0, clear=0.8)
     rng = np.random.default_rng(4)
@@ -109,7 +100,7 @@ def test_waiters_get_the_same_places_in_any_listing_order():
     goals = np.array([(-1.3, 0.4), (-1.3, -0.4), (2.0, 0.4), (2.0, -0.4)])
     positions = np.array([(0.1, 0.0), (1.2, 0.5), (-1.3, 0.4), (-1.3, -0.4)])
     pref = np.array([(-0.5, 0.0), (-0.5, 0.0), (0.5, 0.0), (0.5, 0.0)])
-    a, b = door_map(), door_map()
+    a, b = door_passages(RADIUS), door_passages(RADIUS)
     a.coordinate(positions, goals, pref, np.ones(4, bool), ids=np.arange(4))
     flip = np.array([3, 2, 1, 0])
     b.coordinate(positions[flip], goals[flip], pref[flip], np.ones(4, bool), ids=flip)
@@ -123,7 +114,7 @@ def test_a_robot_squeezed_against_the_wall_beside_the_door_still_uses_it():
     the route map's disc (0.35 m) does not fit; robot 1 waits in the east room. Before, robot
     0 was nobody's user (its cell is off the zone and the routes), so the passage turned to
     the east while it was not through."""
-    passages = door_map()
+    passages = door_passages(RADIUS)
     goals = np.array([(2.0, -0.4), (-2.0, 0.0)])
     pref = np.array([(0.5, 0.0), (-0.5, 0.0)])
     first = passages.coordinate(np.array([(-0.6, -0.1), (1.3, 0.0)]), goals, pref,
@@ -142,7 +133,7 @@ def test_a_robot_squeezed_against_the_wall_beside_the_door_has_a_route():
     robot is routed from the nearest cell where it fits: into the door, not straight at
     its goal across the wall (doorway of 8, seed 24: a robot stood there 20 s). Before, it
     had no route and no route length."""
-    routes = door_map().routes
+    routes = door_passages(RADIUS).routes
     squeezed, goal = (-0.4, -0.42), (2.05, -0.38)
     r, c = np.floor(routes.to_cells([squeezed])[0]).astype(int)
     assert not routes.fits[r, c]
@@ -159,7 +150,7 @@ def test_a_robot_at_the_other_mouth_does_not_take_the_passage_from_an_admitted_o
     and took the passage for the east while robot 0 was on its way in: they met head on in
     the door (doorway of 8, seed 59: 71 s waiting). Now robot 1 waits, backing out of the
     mouth, and robot 0 goes; in the core itself robot 1 would keep going."""
-    passages = door_map()
+    passages = door_passages(RADIUS)
     goals = np.array([(2.0, -0.4), (-2.0, 0.4)])
     pref = np.array([(0.5, 0.0), (-0.5, 0.0)])
     first = passages.coordinate(np.array([(-1.3, -0.3), (1.45, 0.3)]), goals, pref,
@@ -179,7 +170,7 @@ def test_a_batch_goes_in_one_after_another():
     side of the door: before, both drove in and met head on; now robot 1 (the farther, or
     by id when as near) stands until robot 0 is in, while robot 2, a diameter behind,
     keeps coming."""
-    passages = door_map()
+    passages = door_passages(RADIUS)
     goals = np.array([(2.0, -0.4), (2.0, 0.4), (2.8, 0.0)])
     positions = np.array([(-0.45, -0.7), (-0.45, 0.7), (-2.4, 0.0)])
     pref = np.array([(0.5, 0.0), (0.5, 0.0), (0.5, 0.0)])
@@ -195,7 +186,7 @@ def test_a_batch_goes_in_one_after_another():
 def test_without_goals_waiters_are_told_as_before():
     """cmd_vel mode (no goals): no holding places (where the others go is unknown); a
     waiter within ``hold`` of the core backs away from the mouth, as before."""
-    passages = door_map()
+    passages = door_passages(RADIUS)
     goals = np.full((2, 2), np.nan)
     positions = np.array([(0.1, 0.0), (-1.6, 0.0)])
     pref = np.array([(-0.5, 0.0), (0.5, 0.0)])

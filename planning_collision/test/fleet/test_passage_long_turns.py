@@ -13,22 +13,11 @@ nobody more); a door, which takes less, closes as before (fleet/passages.py).
 from __future__ import annotations
 
 import numpy as np
-from narrow_maps import corridor_passages
-
-from planning_collision.fleet.passages import PassageMap
-from planning_collision.fleet.routes import RouteMap
-from planning_collision.sim.scenes import doorway
+from narrow_maps import corridor_passages, door_passages
 
 SPEED = 0.5
 MAX_WAIT = 6.0
 DT = 0.1
-
-
-def door_map() -> PassageMap:
-    """The benchmark's doorway: a wall along x = 0 with a 0.8 m door at y = 0."""
-    grid = doorway(2).grid()
-    return PassageMap(RouteMap(grid.blocked_mask(), grid.resolution, grid.origin,
-                               radius=0.35))
 
 
 def decide(passages, positions, goals, now, order=None):
@@ -71,7 +60,7 @@ def test_a_long_passages_batch_keeps_its_robots_when_it_closes():
 def test_a_doors_batch_closes_as_before():
     """Through the door (its window ``max_wait``) the admitted robot over a diameter out is
     told to wait once the batch closed."""
-    passages = door_map()
+    passages = door_passages(0.35)
     told = closing(passages, (0.0, 0.0), (-1.9, 0.0), (1.3, 0.0),
                    [(2.0, 0.0), (2.0, 1.0), (-2.0, 0.0)], 10.0)
     assert not told[: int(MAX_WAIT / DT) - 1, 1].any()

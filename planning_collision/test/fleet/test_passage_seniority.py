@@ -19,10 +19,7 @@ and until it goes in:
 from __future__ import annotations
 
 import numpy as np
-
-from planning_collision.fleet.passages import PassageMap
-from planning_collision.fleet.routes import RouteMap
-from planning_collision.sim.scenes import doorway
+from narrow_maps import door_passages
 
 RADIUS = 0.35  # the benchmark robots' 0.25 m with the controller's margins
 DT = 0.1
@@ -30,12 +27,6 @@ MAX_WAIT = 6.0
 # W1, W2, W3 go east through the door (a wall along x = 0, the door at y = 0); E1, E2 west
 GOALS = np.array([(2.0, 1.0), (2.2, -1.5), (2.4, 0.2), (-2.0, -1.0), (-2.2, 1.4)])
 W1, W2, W3, E1, E2 = range(5)
-
-
-def door_map() -> PassageMap:
-    grid = doorway(2).grid()
-    return PassageMap(RouteMap(grid.blocked_mask(), grid.resolution, grid.origin,
-                               radius=RADIUS))
 
 
 def scene(t: float) -> tuple[np.ndarray, np.ndarray]:
@@ -57,7 +48,7 @@ def scene(t: float) -> tuple[np.ndarray, np.ndarray]:
 
 def run(until: float, order=None) -> dict:
     """Who was told to wait at every step up to ``until`` (time -> (5,) bool)."""
-    passages = door_map()
+    passages = door_passages(RADIUS)
     order = np.arange(5) if order is None else np.asarray(order)
     told = {}
     for k in range(int(round(until / DT)) + 1):

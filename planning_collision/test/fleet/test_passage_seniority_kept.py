@@ -12,22 +12,13 @@ passage keeps a robot's seniority until it has gone through (it is no longer a u
 from __future__ import annotations
 
 import numpy as np
-
-from planning_collision.fleet.passages import PassageMap
-from planning_collision.fleet.routes import RouteMap
-from planning_collision.sim.scenes import doorway
+from narrow_maps import door_passages
 
 DT = 0.1
 MAX_WAIT = 6.0
 # A and B go east through the door (a wall along x = 0, the door at y = 0); E1, E2 west
 A, B, E1, E2 = range(4)
 GOALS = np.array([(2.0, 1.0), (2.2, -1.5), (-2.0, -1.0), (-2.2, 1.4)])
-
-
-def door_map() -> PassageMap:
-    grid = doorway(2).grid()
-    return PassageMap(RouteMap(grid.blocked_mask(), grid.resolution, grid.origin,
-                               radius=0.35))
 
 
 def scene(t: float):
@@ -47,7 +38,7 @@ def scene(t: float):
 
 
 def run(until: float, order=(0, 1, 2, 3)) -> dict:
-    passages = door_map()
+    passages = door_passages(0.35)
     order = np.asarray(order)
     told = {}
     for k in range(int(round(until / DT))):

@@ -17,21 +17,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from narrow_maps import shipped_settings
+from narrow_maps import door_passages, shipped_settings
 
-from planning_collision.fleet.passages import PassageMap
-from planning_collision.fleet.routes import RouteMap
 from planning_collision.sim.fleet_loop import run_scenario
-from planning_collision.sim.scenes import doorway, make_scene
+from planning_collision.sim.scenes import make_scene
 
 RADIUS = 0.35  # the benchmark robots' 0.25 m with the controller's margins
-
-
-def door_map() -> PassageMap:
-    """The benchmark's doorway (a wall along x = 0, a 0.8 m door at y = 0)."""
-    grid = doorway(2).grid()
-    return PassageMap(RouteMap(grid.blocked_mask(), grid.resolution, grid.origin,
-                               radius=RADIUS))
 
 
 def two_at_the_mouth():
@@ -54,7 +45,7 @@ def test_of_two_robots_entering_together_only_the_one_ahead_goes():
     goals = np.array([(-1.3, 0.0), (-2.0, -0.8)])
     velocities = np.array([(0.03, -0.5), (-0.5, 0.03)])
     for order in ([0, 1], [1, 0]):
-        door = door_map()
+        door = door_passages(RADIUS)
         told = door.coordinate(positions[order], goals[order], velocities[order],
                                np.ones(2, bool), ids=np.array([9, 12])[order])
         mine = np.empty_like(velocities)

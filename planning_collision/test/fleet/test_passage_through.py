@@ -15,22 +15,12 @@ passage nor keeps it from turning.
 from __future__ import annotations
 
 import numpy as np
-
-from planning_collision.fleet.passages import PassageMap
-from planning_collision.fleet.routes import RouteMap
-from planning_collision.sim.scenes import doorway
+from narrow_maps import door_passages
 
 RADIUS = 0.35  # the benchmark robots' 0.25 m with the controller's margins
 BACK = (-1.0, 0.03)  # where robot11 stood pushed back, in the core's west edge
 GOALS = np.array([(-1.3, 0.75), (1.6, -1.0)])  # A goes west, B east
 B_WAITS = (-1.6, -1.0)  # B on the west side, its way through the door
-
-
-def door_map() -> PassageMap:
-    """The benchmark's doorway (a wall along x = 0, a 0.8 m door at y = 0)."""
-    grid = doorway(2).grid()
-    return PassageMap(RouteMap(grid.blocked_mask(), grid.resolution, grid.origin,
-                               radius=RADIUS))
 
 
 def step(passages, a, t, ids=(0, 1)):
@@ -46,7 +36,7 @@ def step(passages, a, t, ids=(0, 1)):
 
 
 def test_the_core_reaches_out_to_where_the_robot_was_pushed_back():
-    passages = door_map()
+    passages = door_passages(RADIUS)
     assert len(passages.passages) == 1
     r, c = np.floor(passages.routes.to_cells([BACK])[0]).astype(int)
     assert passages.passages[0].core[r, c]
@@ -54,7 +44,7 @@ def test_the_core_reaches_out_to_where_the_robot_was_pushed_back():
 
 def test_a_robot_pushed_back_after_going_through_does_not_take_the_passage():
     for ids in ((0, 1), (1, 0)):
-        passages = door_map()
+        passages = door_passages(RADIUS)
         waiting, used = step(passages, (0.6, 0.0), 0.0, ids)  # A in the door, going west
         assert list(used) == [0, 0]
         assert not waiting[0] and waiting[1]  # B waits for A
@@ -70,14 +60,14 @@ def test_a_robot_pushed_back_after_going_through_does_not_take_the_passage():
 def test_a_robot_that_never_went_through_still_takes_the_passage_from_inside():
     # the same place without the memory: a robot in the core (pushed in from its side, or
     # admitted before) takes a passage nobody of the served side is in, as before
-    passages = door_map()
+    passages = door_passages(RADIUS)
     waiting, used = step(passages, BACK, 0.0)
     assert list(used) == [0, 0]
     assert not waiting[0] and waiting[1]
 
 
 def test_going_through_is_forgotten_when_it_uses_the_passage_the_other_way():
-    passages = door_map()
+    passages = door_passages(RADIUS)
     step(passages, (0.6, 0.0), 0.0)
     step(passages, (-1.3, 0.3), 0.1)
     assert list(passages._through[0]) == [0]  # A went through

@@ -14,21 +14,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from narrow_maps import corridor_passages, drive
+from narrow_maps import corridor_passages, door_passages, drive
 
 from planning_collision.fleet.passages import PassageMap
-from planning_collision.fleet.routes import RouteMap
-from planning_collision.sim.scenes import doorway
 
 DT = 0.1
 SPEED = 0.5
 MAX_WAIT = 6.0
-
-
-def door_map() -> PassageMap:
-    """The benchmark's doorway: a wall along x = 0 with a 0.8 m door at y = 0."""
-    grid = doorway(2).grid()
-    return PassageMap(RouteMap(grid.blocked_mask(), grid.resolution, grid.origin, radius=0.3))
 
 
 def stream(passages, starts, goals, seconds: float, speed=None):
@@ -61,14 +53,14 @@ def test_a_passage_is_as_long_as_its_core():
     (6 m) or the wall (0.2 m), at most how far the core's cells reach along it (its mouths,
     where the disc still touches the ridge, reach out beyond the walls, and the sides begin
     beside them)."""
-    corridor, door = corridor_passages(), door_map()
+    corridor, door = corridor_passages(), door_passages(0.3)
     assert len(corridor.passages) == 1 and len(door.passages) == 1
     assert 6.0 <= corridor.lengths[0] <= core_extent(corridor), corridor.lengths
     assert 0.2 <= door.lengths[0] <= core_extent(door), door.lengths
 
 
 def test_the_window_is_the_clearing_time_where_that_is_longer_than_max_wait():
-    corridor, door = corridor_passages(), door_map()
+    corridor, door = corridor_passages(), door_passages(0.3)
     assert corridor.window(0, MAX_WAIT, SPEED) == corridor.lengths[0] / SPEED
     assert corridor.window(0, MAX_WAIT, SPEED) > MAX_WAIT
     assert corridor.window(0, MAX_WAIT) == MAX_WAIT  # without a speed: as before
@@ -98,7 +90,7 @@ def test_a_doorway_decides_to_the_step_as_without_the_speed():
     every step's decision is the same with the speed given as without it."""
     starts = [(-1.2 - 1.0 * k, 0.0) for k in range(8)] + [(1.6, 0.0)]
     goals = [(3.0, -1.4 + 0.4 * k) for k in range(8)] + [(-3.0, 1.5)]
-    passages = door_map()
+    passages = door_passages(0.3)
     without = stream(passages, starts, goals, 40.0)
     passages.forget()
     given = stream(passages, starts, goals, 40.0, speed=SPEED)

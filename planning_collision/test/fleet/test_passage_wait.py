@@ -21,23 +21,14 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from narrow_maps import shipped_settings
+from narrow_maps import door_passages, shipped_settings
 
 from planning_collision.fleet import FleetSettings
-from planning_collision.fleet.passages import PassageMap
-from planning_collision.fleet.routes import RouteMap
 from planning_collision.sim.fleet_loop import run_scenario
-from planning_collision.sim.scenes import doorway, make_scene
+from planning_collision.sim.scenes import make_scene
 
 DT = 0.1
 RADIUS = 0.3
-
-
-def door_map() -> PassageMap:
-    """The benchmark's doorway: a wall along x = 0 with a 0.8 m door at y = 0."""
-    grid = doorway(2).grid()
-    return PassageMap(RouteMap(grid.blocked_mask(), grid.resolution, grid.origin,
-                               radius=RADIUS))
 
 
 def stream(passages, seconds: float, max_wait: float, order=None):
@@ -78,7 +69,7 @@ def first_go(waits: np.ndarray, robot: int) -> float:
 
 
 def test_without_a_bound_one_side_waits_for_the_whole_queue():
-    waits = stream(door_map(), 40.0, max_wait=np.inf)
+    waits = stream(door_passages(RADIUS), 40.0, max_wait=np.inf)
     assert first_go(waits, 8) > 30.0
 
 
@@ -87,7 +78,7 @@ def test_a_waiting_side_is_let_through_after_the_bounded_wait():
     robots already in the door (or within a diameter of it) take to get through; the queue
     behind them waits its turn (it is not let through at once), and goes again once the
     robot from the east is through."""
-    waits = stream(door_map(), 40.0, max_wait=10.0)
+    waits = stream(door_passages(RADIUS), 40.0, max_wait=10.0)
     went = first_go(waits, 8)
     assert 10.0 <= went <= 20.0, went
     at = int(round(went / DT))
@@ -97,8 +88,8 @@ def test_a_waiting_side_is_let_through_after_the_bounded_wait():
 
 def test_every_node_turns_the_passage_at_the_same_step():
     """Two nodes fed the same fleet (listed in another order) decide the same each step."""
-    a = stream(door_map(), 25.0, max_wait=10.0)
-    b = stream(door_map(), 25.0, max_wait=10.0, order=np.arange(9)[::-1])
+    a = stream(door_passages(RADIUS), 25.0, max_wait=10.0)
+    b = stream(door_passages(RADIUS), 25.0, max_wait=10.0, order=np.arange(9)[::-1])
     assert np.array_equal(a, b)
 
 
