@@ -316,23 +316,22 @@ class PassageMap:
                 away = self._away(passage, cells[i]) if d < self.hold else np.zeros(2)
                 if place is not None:
                     kept[int(ids[i])] = place
+                # in a long passage's mouth: straight out first (module docstring)
+                out_first = long and 0.0 < d <= self.routes.radius and away.any()
+                if place is not None and not out_first:
                     v = self._towards(positions[i], place, speed)
                     # never towards the core while in its mouth (a waiter there would be
                     # inside in a moment, and inside robots go)
                     v -= min(float(v @ away), 0.0) * away
                     velocities[i] = v if np.hypot(*v) > 0.05 or not away.any() \
                         else away * self.back_off_speed
-                    if long and 0.0 < d <= self.routes.radius and away.any():
-                        # in a long passage's mouth: straight out first (module docstring)
-                        velocities[i] = away * self.back_off_speed
                 elif away.any():
                     velocities[i] = away * self.back_off_speed
             self._holds[p] = kept
             if now is not None:  # who waits since when, kept across turns (_wait_over)
                 since = self._since[p]
                 self._since[p] = {int(ids[i]): since.get(int(ids[i]), float(now))
-                                  for i, going in zip(users_a, inside, strict=True)
-                                  if waiting[i] or int(ids[i]) in since}
+                                  for i in users_a if waiting[i] or int(ids[i]) in since}
             self._file_in(users_a, exits_a, near_a, ids, held, admitted, positions,
                           velocities)
             self._single_file(p, users_a, exits_a, near_a, inside, ids, held, admitted,
