@@ -57,12 +57,18 @@ its batch in costs the other side only the seconds it takes to enter.
 kept while it is admitted and in the core until it has gone through (so a robot taken out of
 its batch when it closes keeps it, and so does one pushed back out of the mouth). The
 longest waiting are admitted first (then the nearest); when a batch closes, the longest
-waiting of its admitted robots keeps its place wherever it stands; and after a turn the
+waiting of the admitted robots it would take out (those far from the core) keep their places
+wherever they stand (every one of them that has waited as long); and after a turn the
 batch closes ``max_wait`` after the other side's longest waiting user began to wait, but not
 before ``max_wait / 2`` after the turn. Without it a robot taken out of its batch waited
 while its own side's last robots cleared the door, through the other side's
 whole turn and its last robots, and then behind nearer robots of its side (doorway of 16: 9
-of 100 runs over 30 s).
+of 100 runs over 30 s). Picked among all the admitted robots, the longest waiting was often
+one near the core, kept anyway, and a robot that had waited as long (taken out of the same
+batch at the same step) was taken out again (doorway of 16, seeds 48 and 65: 35.2 and 41.4
+s); and one kept of several that waited as long (ties by index) left the others, held
+beside it by the filing-in rule, to wait through the other side's turn once more (seed 7:
+robot 6, taken out at 6 s with robot 5, and again at 25 s, 34.0 s waiting).
 
 **Taking a long passage.** When a free passage longer to drive than ``max_wait`` is taken,
 the robots in its core decide which side (else those in its mouth), and a robot of another
@@ -212,7 +218,7 @@ class PassageMap:
                                       for polygon in declared) if q is not None]
         self.travel = [PassageTravel(q.core, q.sides, routes) for q in self.passages]
         # metres a robot drives through each core: twice the farthest a core cell lies from
-        # the nearest side (a doorway ~2 m, corridor_1.5d's 6 m corridor ~7.75 m)
+        # the nearest side (a doorway ~2 m, corridor_1.5d's 6 m corridor ~7.2 m)
         self.lengths = [2.0 * float(np.min(t.to_side[:, q.core], axis=0).max())
                         if len(t.to_side) and q.core.any() else 0.0
                         for q, t in zip(self.passages, self.travel, strict=True)]
@@ -311,7 +317,7 @@ class PassageMap:
                 waiting[i] = True
                 speed = float(np.hypot(*velocities[i]))
                 velocities[i] = 0.0
-                place = self._holding_place(p, i, ids, positions, goals, keep_clear, kept)
+                place = self._holding_place(p, i, ids, cells, goals, keep_clear, kept)
                 # in the mouth: the way out of it
                 away = self._away(passage, cells[i]) if d < self.hold else np.zeros(2)
                 if place is not None:
@@ -417,19 +423,24 @@ class PassageMap:
             if behind < 2.0 * radius and behind < 0.5 * apart:
                 velocities[users[k]] = 0.0
 
-    def _holding_place(self, p, i, ids, positions, goals, keep_clear, kept):
+    def _holding_place(self, p, i, ids, cells, goals, keep_clear, kept):
         """Where waiting robot ``i`` (a robot with a goal) waits for passage ``p``: the place
         it holds already, else a new one clear of the goals and the places taken
         (fleet/holding.py); None without holding places or a goal (cmd_vel mode), or when
-        no place is free."""
+        no place is free. Picked from its cell in ``cells`` (snapped where the disc fits):
+        from where it stood, a robot squeezed against a wall (nearer than the route map's
+        margins) stood on no side, so it got no place and stood there, beside the way the
+        robots of its side take to the door (doorway of 16, seed 96: robot 0 pushed against
+        the wall beside the door at 6 s, standing there at 0.3 m from it; admitted at 30 s,
+        it could not move off the wall past its neighbour, waiting until 41 s)."""
         if self.places is None or not np.isfinite(goals[i]).all():
             return None
         place = self._holds[p].get(int(ids[i]))
         if place is not None:
             return place
         taken = [q for k, q in self._holds[p].items() if k != int(ids[i])] + list(kept.values())
-        return self.places[p].pick(positions[i],
-                                   np.concatenate((keep_clear, np.reshape(taken, (-1, 2)))))
+        at = self.routes.to_world([cells[i] + 0.5])[0]
+        return self.places[p].pick(at, np.concatenate((keep_clear, np.reshape(taken, (-1, 2)))))
 
     def _towards(self, position, place, speed) -> np.ndarray:
         """The velocity that takes a robot at ``position`` to ``place`` along its route at
@@ -509,11 +520,12 @@ class PassageMap:
         closed = self._wait_over(p, held != before, others.any(), now, max_wait,
                                  self._oldest(p, ids[others]))
         if closed and not keep:  # nobody more, and the admitted ones far from the core wait
-            # but the longest waiting of them, admitted for it, keeps its place
+            # but the longest waiting of those, admitted for it, keep their places (all of
+            # them that have waited as long: taken out of a batch at the same step)
             since = self._since[p]
-            senior = sorted((since[k], k) for k in admitted if k in since)[:1]
-            admitted &= {int(i) for i in ids[mine & (near <= 2.0 * self.routes.radius)]} | \
-                {k for _, k in senior}
+            close = {int(i) for i in ids[mine & (near <= 2.0 * self.routes.radius)]}
+            senior = sorted((since[k], k) for k in admitted - close if k in since)
+            admitted &= close | {k for t, k in senior if t <= senior[0][0]}
         admitted |= {int(i) for i in ids[mine & inside]}
         pending = admitted & {int(i) for i in ids[mine]}  # admitted, not through yet
         if ((len(admitted) >= self.batch or closed) and others.any() and not pending

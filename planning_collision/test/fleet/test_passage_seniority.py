@@ -11,7 +11,8 @@ passage remembers since when each robot has been told to wait, kept while it is 
 and until it goes in:
 
 - the longest waiting robots are admitted first (then the nearest), and when a batch closes,
-  the longest waiting of its admitted robots keeps its place wherever it stands;
+  the longest waiting of the admitted robots it would take out keep their places wherever
+  they stand (all that waited as long);
 - after a turn, the batch closes ``max_wait`` after the other side's longest waiting robot
   began to wait, but not before half of ``max_wait`` after the turn.
 """
@@ -46,8 +47,9 @@ def scene(t: float) -> tuple[np.ndarray, np.ndarray]:
     return np.array([at[k] for k in range(5)]), np.array([moving[k] for k in range(5)])
 
 
-def run(until: float, order=None) -> dict:
-    """Who was told to wait at every step up to ``until`` (time -> (5,) bool)."""
+def run(until: float, order=None, closed=None) -> dict:
+    """Who was told to wait at every step up to ``until`` (time -> (5,) bool); ``closed``, a
+    dict, gets whether the door's batch was closed at every step (time -> bool)."""
     passages = door_passages(RADIUS)
     order = np.arange(5) if order is None else np.asarray(order)
     told = {}
@@ -60,6 +62,8 @@ def run(until: float, order=None) -> dict:
         waiting = np.empty(5, dtype=bool)
         waiting[order] = result.waiting & moving[order]
         told[t] = waiting
+        if closed is not None:
+            closed[t] = passages._closed[0]
     return told
 
 
@@ -76,14 +80,18 @@ def test_the_longest_waiting_robot_keeps_its_place_when_the_batch_closes():
 
 
 def test_after_the_turn_the_batch_closes_by_the_other_sides_seniority():
-    told = run(16.5)
+    closed = {}
+    told = run(16.5, closed=closed)
     # E1 through at 10 s: the passage turns to W2 and W3, admitted both
     assert not told[10.5][W2] and not told[10.5][W3] and told[10.5][E2]
     # E2 has waited since 9 s (taken out of its batch) and was told to wait since 1 s: W's
-    # batch closes half the bound after the turn, 13 s, not 16 s; W3 (far, and junior to
-    # W2 by its index) waits again, W2 (as senior, far too) keeps its place
+    # batch closes half the bound after the turn, 13 s, not 16 s; W2 and W3, both far and
+    # told to wait at the same step (3 s), keep their places as the longest waiting (one
+    # kept by its index left the other to wait through E2's turn once more: doorway of 16,
+    # seed 7, 34.0 s); nobody more is admitted
+    assert not closed[12.9] and closed[13.1]
     assert not told[12.9][W3]
-    assert told[13.1][W3] and not told[13.1][W2]
+    assert not told[13.1][W3] and not told[13.1][W2] and told[13.1][E2]
 
 
 def test_the_same_decisions_in_any_listing_order():
