@@ -84,6 +84,30 @@ def drive(passages, starts, goals, seconds: float, *, speed=None, max_wait: floa
     return np.array(told_wait), np.array(track)
 
 
+def scripted(passages, scene, goals, until: float, *, dt: float = 0.1, max_wait: float = 6.0,
+             order=None, after=None) -> dict:
+    """The passage rule alone on scripted positions: ``scene(t)`` gives where the robots
+    stand at time ``t`` and which want to move (the rule's velocities are not followed, so
+    only its decisions are tested), each wanting 0.3 m/s. Returns who was told to wait at
+    every step up to ``until`` (time -> (N,) bool, agent order); ``order`` lists the agents
+    to the rule in another order; ``after(t)`` is called after each step."""
+    goals = np.asarray(goals, dtype=float)
+    n = len(goals)
+    order = np.arange(n) if order is None else np.asarray(order)
+    told = {}
+    for k in range(int(round(until / dt)) + 1):
+        t = round(k * dt, 6)
+        positions, moving = scene(t)
+        result = passages.coordinate(positions[order], goals[order], np.full((n, 2), 0.3),
+                                     moving[order], ids=order, now=t, max_wait=max_wait)
+        waiting = np.empty(n, dtype=bool)
+        waiting[order] = result.waiting & moving[order]
+        told[t] = waiting
+        if after is not None:
+            after(t)
+    return told
+
+
 def door_passages(radius: float, **options):
     """The passages of the benchmark's doorway (a wall along x = 0, a 0.8 m door at y = 0)
     for robots of ``radius``; ``options`` go to PassageMap (``batch``, ``holding``...)."""

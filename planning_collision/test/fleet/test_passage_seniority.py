@@ -20,7 +20,7 @@ and until it goes in:
 from __future__ import annotations
 
 import numpy as np
-from narrow_maps import door_passages
+from narrow_maps import door_passages, scripted
 
 RADIUS = 0.35  # the benchmark robots' 0.25 m with the controller's margins
 DT = 0.1
@@ -51,20 +51,13 @@ def run(until: float, order=None, closed=None) -> dict:
     """Who was told to wait at every step up to ``until`` (time -> (5,) bool); ``closed``, a
     dict, gets whether the door's batch was closed at every step (time -> bool)."""
     passages = door_passages(RADIUS)
-    order = np.arange(5) if order is None else np.asarray(order)
-    told = {}
-    for k in range(int(round(until / DT)) + 1):
-        t = round(k * DT, 6)
-        positions, moving = scene(t)
-        result = passages.coordinate(positions[order], GOALS[order],
-                                     np.full((5, 2), 0.3), moving[order], ids=order, now=t,
-                                     max_wait=MAX_WAIT)
-        waiting = np.empty(5, dtype=bool)
-        waiting[order] = result.waiting & moving[order]
-        told[t] = waiting
+
+    def after(t):
         if closed is not None:
             closed[t] = passages._closed[0]
-    return told
+
+    return scripted(passages, scene, GOALS, until, dt=DT, max_wait=MAX_WAIT, order=order,
+                    after=after)
 
 
 def test_the_longest_waiting_robot_keeps_its_place_when_the_batch_closes():

@@ -18,7 +18,7 @@ closing batch would take out keeps its place.
 from __future__ import annotations
 
 import numpy as np
-from narrow_maps import door_passages
+from narrow_maps import door_passages, scripted
 
 RADIUS = 0.35  # the benchmark robots' 0.25 m with the controller's margins
 DT = 0.1
@@ -49,18 +49,8 @@ def run(until: float, order=None) -> tuple[dict, object]:
     """Who was told to wait at every step up to ``until`` (time -> (4,) bool), and the
     passage map."""
     passages = door_passages(RADIUS)
-    order = np.arange(4) if order is None else np.asarray(order)
-    told = {}
-    for k in range(int(round(until / DT)) + 1):
-        t = round(k * DT, 6)
-        positions, moving = scene(t)
-        result = passages.coordinate(positions[order], GOALS[order],
-                                     np.full((4, 2), 0.3), moving[order], ids=order, now=t,
-                                     max_wait=MAX_WAIT)
-        waiting = np.empty(4, dtype=bool)
-        waiting[order] = result.waiting & moving[order]
-        told[t] = waiting
-    return told, passages
+    return scripted(passages, scene, GOALS, until, dt=DT, max_wait=MAX_WAIT,
+                    order=order), passages
 
 
 def test_the_scene_is_as_described():
