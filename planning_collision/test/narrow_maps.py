@@ -85,12 +85,13 @@ def drive(passages, starts, goals, seconds: float, *, speed=None, max_wait: floa
 
 
 def scripted(passages, scene, goals, until: float, *, dt: float = 0.1, max_wait: float = 6.0,
-             order=None, after=None) -> dict:
+             order=None, after=None, speed: float = 0.3) -> dict:
     """The passage rule alone on scripted positions: ``scene(t)`` gives where the robots
     stand at time ``t`` and which want to move (the rule's velocities are not followed, so
-    only its decisions are tested), each wanting 0.3 m/s. Returns who was told to wait at
-    every step up to ``until`` (time -> (N,) bool, agent order); ``order`` lists the agents
-    to the rule in another order; ``after(t)`` is called after each step."""
+    only its decisions are tested), each with the preferred velocity (``speed``, ``speed``).
+    Returns who was told to wait at every step up to ``until`` (time -> (N,) bool, agent
+    order); ``order`` lists the agents to the rule in another order; ``after(t)`` is called
+    after each step."""
     goals = np.asarray(goals, dtype=float)
     n = len(goals)
     order = np.arange(n) if order is None else np.asarray(order)
@@ -98,7 +99,7 @@ def scripted(passages, scene, goals, until: float, *, dt: float = 0.1, max_wait:
     for k in range(int(round(until / dt)) + 1):
         t = round(k * dt, 6)
         positions, moving = scene(t)
-        result = passages.coordinate(positions[order], goals[order], np.full((n, 2), 0.3),
+        result = passages.coordinate(positions[order], goals[order], np.full((n, 2), speed),
                                      moving[order], ids=order, now=t, max_wait=max_wait)
         waiting = np.empty(n, dtype=bool)
         waiting[order] = result.waiting & moving[order]

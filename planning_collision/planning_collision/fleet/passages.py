@@ -524,8 +524,9 @@ class PassageMap:
             # them that have waited as long: taken out of a batch at the same step)
             since = self._since[p]
             close = {int(i) for i in ids[mine & (near <= 2.0 * self.routes.radius)]}
-            senior = sorted((since[k], k) for k in admitted - close if k in since)
-            admitted &= close | {k for t, k in senior if t <= senior[0][0]}
+            far = admitted - close
+            oldest = self._oldest(p, far)
+            admitted &= close | {k for k in far if since.get(k) == oldest}
         admitted |= {int(i) for i in ids[mine & inside]}
         pending = admitted & {int(i) for i in ids[mine]}  # admitted, not through yet
         if ((len(admitted) >= self.batch or closed) and others.any() and not pending

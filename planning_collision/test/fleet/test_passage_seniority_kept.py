@@ -12,7 +12,7 @@ passage keeps a robot's seniority until it has gone through (it is no longer a u
 from __future__ import annotations
 
 import numpy as np
-from narrow_maps import door_passages
+from narrow_maps import door_passages, scripted
 
 DT = 0.1
 MAX_WAIT = 6.0
@@ -38,18 +38,8 @@ def scene(t: float):
 
 
 def run(until: float, order=(0, 1, 2, 3)) -> dict:
-    passages = door_passages(0.35)
-    order = np.asarray(order)
-    told = {}
-    for k in range(int(round(until / DT))):
-        t = k * DT
-        positions, moving = scene(t)
-        out = passages.coordinate(positions[order], GOALS[order], np.zeros((4, 2)),
-                                  moving[order], ids=order, now=t, max_wait=MAX_WAIT)
-        waiting = np.zeros(4, bool)
-        waiting[order] = out.waiting
-        told[round(t, 1)] = waiting
-    return told
+    return scripted(door_passages(0.35), scene, GOALS, until, dt=DT, max_wait=MAX_WAIT,
+                    order=order, speed=0.0)
 
 
 def test_the_robot_pushed_out_of_the_mouth_keeps_its_place():
