@@ -54,21 +54,29 @@ side's whole turn and its clearing, two clearing times and more, where letting i
 its batch in costs the other side only the seconds it takes to enter.
 
 **Seniority.** Each passage remembers since when each of its users has been told to wait,
-kept while it is admitted and in the core until it has gone through (so a robot taken out of
-its batch when it closes keeps it, and so does one pushed back out of the mouth). The
-longest waiting are admitted first (then the nearest); when a batch closes, the longest
-waiting of the admitted robots it would take out (those far from the core) keep their places
-wherever they stand (every one of them that has waited as long); and after a turn the
-batch closes ``max_wait`` after the other side's longest waiting user began to wait, but not
-before ``max_wait / 2`` after the turn. Without it a robot taken out of its batch waited
-while its own side's last robots cleared the door, through the other side's
-whole turn and its last robots, and then behind nearer robots of its side (doorway of 16: 9
-of 100 runs over 30 s). Picked among all the admitted robots, the longest waiting was often
-one near the core, kept anyway, and a robot that had waited as long (taken out of the same
-batch at the same step) was taken out again (doorway of 16, seeds 48 and 65: 35.2 and 41.4
-s); and one kept of several that waited as long (ties by index) left the others, held
-beside it by the filing-in rule, to wait through the other side's turn once more (seed 7:
-robot 6, taken out at 6 s with robot 5, and again at 25 s, 34.0 s waiting).
+kept while it is admitted and in the core until it has gone through, and which robots a
+closing batch took out, until they have gone through. The longest waiting are admitted
+first (then the nearest); when a batch closes, the admitted robots it would take out (those
+far from the core) that a batch took out before keep their places wherever they stand, so
+a robot is taken out of a batch once at most; and after a turn the batch closes
+``max_wait`` after the other side's longest waiting user began to wait, but not before
+``max_wait / 2`` after the turn. Without it a robot taken out of its batch waited while its
+own side's last robots cleared the door, through the other side's whole turn and its last
+robots, and then behind nearer robots of its side (doorway of 16: 9 of 100 runs over 30 s).
+Until 2026-11-27 the robots a closing batch kept were the longest waiting of those it took
+out (all that waited as long), by the time each began to wait; but a waiter's seniority is
+kept only while it is one of the passage's users, and a robot admitted at its holding place
+beyond the zone (up to 4.5 m out) was none until it came back into the zone, where it
+counted as a robot that had never waited: taken out a second time, it waited through the
+other side's turn once more. Every run of the doorway of 16 that waited over 30 s on
+526f96f had a robot taken out twice or more (seeds 87, 43, 67, 81, 92: 34.3, 33.9, 33.2, 32.5,
+31.4 s; seed 43: robot 6, taken out at 6 s, admitted at 19 s at its place 1.8 m out, taken
+out at 22.7 s, through at 58 s). Keeping the seniority of such robots instead made more
+robots tie as the longest waiting (all that began to wait at the first step), and a closing
+batch kept them all (seed 87: a turn of 38 s, 43.4 s waiting); keeping both the longest
+waiting and the robots taken out before kept more robots per batch, and the other side
+waited longer (doorway of 16, seeds 0-29: median of the longest waits 21.1 s against
+18.8 s, seed 11 32.5 s).
 
 **Taking a long passage.** When a free passage longer to drive than ``max_wait`` is taken,
 the robots in its core decide which side (else those in its mouth), and a robot of another
@@ -238,6 +246,7 @@ class PassageMap:
         self._users: list[dict] = [{} for _ in self.passages]  # id -> exit side, last step
         self._through: list[dict] = [{} for _ in self.passages]  # id -> the side it came to
         self._since: list[dict] = [{} for _ in self.passages]  # id -> told to wait since
+        self._out: list[set] = [set() for _ in self.passages]  # taken out, not through yet
 
     def coordinate(self, positions, goals, velocities, moving, ids=None,
                    keep_clear=None, now: float | None = None,
@@ -291,6 +300,7 @@ class PassageMap:
                     exits.append(exit_side)
                     near.append(d)
             self._went_through(p, ids, cells, on_map, users, exits)
+            self._out[p].difference_update(self._through[p])  # through: out no more
             used[users] = p
             # gone through already and pushed back in: on its way out again, it goes and
             # neither takes, keeps nor waits for the passage (_went_through)
@@ -520,13 +530,13 @@ class PassageMap:
         closed = self._wait_over(p, held != before, others.any(), now, max_wait,
                                  self._oldest(p, ids[others]))
         if closed and not keep:  # nobody more, and the admitted ones far from the core wait
-            # but the longest waiting of those, admitted for it, keep their places (all of
-            # them that have waited as long: taken out of a batch at the same step)
-            since = self._since[p]
+            # but those of them a batch took out before keep their places (seniority: a
+            # robot is taken out of a batch once at most)
             close = {int(i) for i in ids[mine & (near <= 2.0 * self.routes.radius)]}
             far = admitted - close
-            oldest = self._oldest(p, far)
-            admitted &= close | {k for k in far if since.get(k) == oldest}
+            out = self._out[p]
+            admitted &= close | (far & out)
+            out |= far - admitted
         admitted |= {int(i) for i in ids[mine & inside]}
         pending = admitted & {int(i) for i in ids[mine]}  # admitted, not through yet
         if ((len(admitted) >= self.batch or closed) and others.any() and not pending

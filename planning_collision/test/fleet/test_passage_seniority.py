@@ -8,11 +8,12 @@ when its side's turn came, the robots nearer the core went first and it could be
 again (seed 53, robot11: admitted at 28 s, standing by the filing-in rule beside a nearer
 one, taken out at 31 s, through at 56 s, 42.6 s waiting). Now (fleet/passages.py) each
 passage remembers since when each robot has been told to wait, kept while it is admitted
-and until it goes in:
+and until it goes in, and which robots a closing batch took out:
 
 - the longest waiting robots are admitted first (then the nearest), and when a batch closes,
-  the longest waiting of the admitted robots it would take out keep their places wherever
-  they stand (all that waited as long);
+  the admitted robots it would take out that a batch took out before keep their places
+  wherever they stand (a robot is taken out once at most; until 2026-11-27 the longest
+  waiting of them, which a robot admitted beyond the zone was not: test_passage_seniority_out);
 - after a turn, the batch closes ``max_wait`` after the other side's longest waiting robot
   began to wait, but not before half of ``max_wait`` after the turn.
 """
@@ -40,10 +41,6 @@ def scene(t: float) -> tuple[np.ndarray, np.ndarray]:
         at[W1] = (0.0, 0.0)  # in the door
     if t >= 2.0:
         at[W1], moving[W1] = tuple(GOALS[W1]), False  # through, parked at its goal
-    if 9.5 <= t < 10.0:
-        at[E1] = (0.0, 0.0)
-    if t >= 10.0:
-        at[E1], moving[E1] = tuple(GOALS[E1]), False
     return np.array([at[k] for k in range(5)]), np.array([moving[k] for k in range(5)])
 
 
@@ -60,34 +57,39 @@ def run(until: float, order=None, closed=None) -> dict:
                     after=after)
 
 
-def test_the_longest_waiting_robot_keeps_its_place_when_the_batch_closes():
-    told = run(9.4)
+def test_a_closing_batch_takes_its_far_robots_out_once():
+    told = run(12.0)
     assert not told[0.0][W1] and told[0.0][E1]  # W1 nearest: the passage serves it
     assert not told[2.5][E1] and not told[2.5][E2]  # W1 through: both admitted
     assert told[4.0][W2] and told[4.0][W3]
-    # at 9 s the batch closes (W2 and W3 have waited 6 s); E2 is taken out of it, but E1,
-    # waiting since 0 s (E2 since 1 s), keeps its place though it stands as far out
-    assert not told[8.9][E2]
-    assert told[9.1][E2] and not told[9.1][E1]
-    assert told[9.1][W2] and told[9.1][W3]
+    # at 9 s the batch closes (W2 and W3 have waited 6 s); E1 and E2, far out and never
+    # taken out before, are taken out, however long they waited (E1 since 0 s), and the
+    # passage turns to W2 and W3
+    assert not told[8.9][E1] and not told[8.9][E2]
+    assert told[9.1][E1] and told[9.1][E2]
+    assert not told[9.1][W2] and not told[9.1][W3]
+    # that batch closes at 12 s (below), W2 and W3 are taken out and E1 and E2 admitted
+    # again; when theirs closes (15 s: half the bound after the turn, W2 and W3 told to
+    # wait since 3 s), they stand as far out, but keep their places: a robot is taken out
+    # of a batch once at most
+    closed = {}
+    told = run(16.0, closed=closed)
+    assert told[12.5][W2] and not told[12.5][E1] and not told[12.5][E2]
+    assert not closed[14.9] and closed[15.1]
+    assert not told[15.5][E1] and not told[15.5][E2] and told[15.5][W2] and told[15.5][W3]
 
 
 def test_after_the_turn_the_batch_closes_by_the_other_sides_seniority():
-    closed = {}
-    told = run(16.5, closed=closed)
-    # E1 through at 10 s: the passage turns to W2 and W3, admitted both
-    assert not told[10.5][W2] and not told[10.5][W3] and told[10.5][E2]
-    # E2 has waited since 9 s (taken out of its batch) and was told to wait since 1 s: W's
-    # batch closes half the bound after the turn, 13 s, not 16 s; W2 and W3, both far and
-    # told to wait at the same step (3 s), keep their places as the longest waiting (one
-    # kept by its index left the other to wait through E2's turn once more: doorway of 16,
-    # seed 7, 34.0 s); nobody more is admitted
-    assert not closed[12.9] and closed[13.1]
-    assert not told[12.9][W3]
-    assert not told[13.1][W3] and not told[13.1][W2] and told[13.1][E2]
+    told = run(12.5)
+    # the passage turned to W2 and W3 at 9 s; E1 has been told to wait since 0 s (kept while
+    # it was admitted), so W's batch closes half the bound after the turn, 12 s, not 15 s:
+    # W2 and W3, far out, are taken out and the passage turns to E1 and E2 at once
+    assert not told[10.5][W2] and not told[10.5][W3] and told[10.5][E1]
+    assert not told[11.9][W2] and not told[11.9][W3] and told[11.9][E1]
+    assert told[12.1][W2] and told[12.1][W3] and not told[12.1][E1]
 
 
 def test_the_same_decisions_in_any_listing_order():
-    a = run(16.5)
-    b = run(16.5, order=[4, 2, 0, 3, 1])
+    a = run(19.0)
+    b = run(19.0, order=[4, 2, 0, 3, 1])
     assert all((a[t] == b[t]).all() for t in a)

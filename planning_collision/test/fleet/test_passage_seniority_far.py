@@ -12,7 +12,10 @@ senior by its index and now near the core, was the one kept: the second waited t
 other side's turn again (doorway of 16, seed 48: robot 7 waited 6.6-41.8 s, taken out at
 6 s and again at 28 s beside robot 5, both waiting since 6.0 s; seed 65: robot 4, 23.6-65.0
 s, taken out at 23 s and at 40 s beside robot 2). Now the longest waiting of the robots the
-closing batch would take out keeps its place.
+closing batch would take out kept its place. Since 2026-11-27 a closing batch keeps, of the
+robots it would take out, those a batch took out before (a robot is taken out once at most:
+test_passage_seniority_out.py), whatever their seniority: here W2, never taken out, is, and
+the passage remembers it.
 """
 
 from __future__ import annotations
@@ -65,14 +68,13 @@ def test_the_scene_is_as_described():
     assert door[cell[0][0], cell[0][1]] <= 2.0 * RADIUS < door[cell[1][0], cell[1][1]]
 
 
-def test_the_robot_far_from_the_core_keeps_its_place_when_the_batch_closes():
-    told, _ = run(9.0)
-    # W1, near the core, keeps its place anyway; W2 waited as long and stands far out: it
-    # is the one the closing batch would take out, and as the longest waiting of those it
-    # stays (before, W1 was picked as the senior and W2 waited through E2's turn again)
+def test_only_the_robot_far_from_the_core_is_taken_out_and_it_is_remembered():
+    told, passages = run(9.0)
+    # W1, near the core, keeps its place; W2 waited as long and stands far out: the closing
+    # batch takes it out (never taken out before), and remembers it for its next batch
     assert not told[8.4][W1] and not told[8.4][W2]
-    assert not told[8.6][W1] and not told[8.6][W2] and told[8.6][E2]
-    assert not told[9.0][W2]
+    assert not told[8.6][W1] and told[8.6][W2] and told[8.6][E2]
+    assert told[9.0][W2] and passages._out[0] == {W2}
 
 
 def test_the_same_decisions_in_any_listing_order():

@@ -6,7 +6,11 @@ of the core): a robot admitted after a long wait that reached the mouth and was 
 out of it by the crowd, still admitted, had no seniority any more, so when the batch closed
 it was taken out of it and a robot that had waited less kept its place; it then waited
 through the next turns again from scratch (doorway of 16, seed 59: 43.2 s). Now the
-passage keeps a robot's seniority until it has gone through (it is no longer a user).
+passage keeps a robot's seniority until it has gone through (it is no longer a user). Since
+2026-11-27 a closing batch keeps, of the robots it would take out, those a batch took out
+before (test_passage_seniority_out.py), not the longest waiting: A and B, never taken out,
+are both taken out, and both keep their places when their next batch closes; A's seniority
+still orders the admissions and closes the other side's batch early.
 """
 
 from __future__ import annotations
@@ -42,12 +46,16 @@ def run(until: float, order=(0, 1, 2, 3)) -> dict:
                     order=order, speed=0.0)
 
 
-def test_the_robot_pushed_out_of_the_mouth_keeps_its_place():
+def test_the_robot_pushed_out_of_the_mouth_keeps_its_seniority():
     for order in ((0, 1, 2, 3), (3, 2, 1, 0)):
         told = run(14.0, order)
         assert told[1.0][A] and told[2.5][B]  # both wait while E1 goes
         assert not told[4.0][A] and not told[4.0][B]  # both admitted after the turn
         assert told[5.0][E2]
-        late = [t for t in told if t >= 11.0]
-        assert not any(told[t][A] for t in late), order  # A, waiting since 0 s, keeps it
-        assert all(told[t][B] for t in late), order  # B, since 2 s, is taken out
+        # the west batch closes at 10 s (E2 has waited 6 s) with A and B far out: both are
+        # taken out (never before) and the passage turns to E2
+        assert told[10.1][A] and told[10.1][B] and not told[10.1][E2], order
+        # A, told to wait since 0 s (kept through the mouth), closes E2's batch half the
+        # bound after the turn (13 s, not 16 s); A and B, taken out before, are admitted
+        assert not told[12.9][E2] and told[12.9][A], order
+        assert told[13.1][E2] and not told[13.1][A] and not told[13.1][B], order
