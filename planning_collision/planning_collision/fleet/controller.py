@@ -704,7 +704,8 @@ class FleetController:
         through a door stood beside the first one and hemmed it in for good: doorway of
         16, seed 9), and in cmd_vel mode (no goals) the robots whose navigation command the
         passage rule replaced by standing; progress by route to the goal where there is one,
-        else along the preferred velocity."""
+        else along the preferred velocity. A robot whose step aside would end in a passage's
+        mouth does not make room (:meth:`.PassageMap.in_mouth`: doorway of 16, seed 71)."""
         wants = np.abs(velocities).max(axis=1) > 0.0
         distance = np.where(np.isfinite(preferred.distance_to_goal),
                             preferred.distance_to_goal, np.inf)
@@ -713,8 +714,9 @@ class FleetController:
                 distance[i] = self.routes.route_length(place.positions[i], goals[i])
         held = np.abs(preferred.velocities).max(axis=1) > 0.0  # wanted to move, told to stand
         parked = active & ~wants & (np.isfinite(goals).all(axis=1) | held)
+        mouth = self.passages.in_mouth if self.passages is not None else None
         velocities, _ = self.progress.resolve(now, place.positions[:self.controlled],
-                                              velocities, distance, wants, parked)
+                                              velocities, distance, wants, parked, mouth)
         return velocities
 
     def set_world(self, routes=None, passages=None) -> None:

@@ -31,13 +31,16 @@ and 86.) Stalled robots ask in priority order; a parked robot serves the first t
 is not asked again while it gives way. Deterministic from positions, routes and the agent
 order, as the rest.
 
-The controller counts as parked every robot with a goal that stands: at its goal, or told to
-stand by the passage rule (fleet/passages.py). Robots of one batch filing in through a door
-stood beside the first one, 0.63 and 0.68 m off on either side of it; ORCA left it no way
-between them and, as they were not at their goals, nobody asked them to move (doorway of
-16, seed 9: every robot stood from 12 s on). In cmd_vel mode (no goals) it counts the robots
-whose navigation command the passage rule replaced by standing; once such a robot has made
-room and the rule lets it go, it gets its navigation command back.
+Not into a passage's mouth. Given ``mouth`` (the controller passes
+:meth:`.PassageMap.in_mouth`: a passage's core and the ``radius`` round it, where the
+passage rule counts a robot as inside), a parked robot whose step aside would end there
+does not make room (the stalled robot asks the others, or yields as any stalled robot).
+Standing aside there up to ``hold_time``, it boxed in the robots the passage let through:
+doorway of 16, seed 71, robot 9, parked 1.2 m from the door, stepped into its mouth for
+robot 10 and stood there 27-40 s; robot 14, of the batch kept at 23.5 s, crept through the
+door beside it at 0.04-0.1 m/s (25-36 s), the two behind it waited, and robot 1 of the other
+side waited 30.9 s (22.7 s with this rule). Stepping to the other side of the stalled
+robot's way instead sent robots across that way (seed 15: 22.9 -> 33.8 s).
 
 :class:`ProgressMonitor` keeps, per controlled agent, its best distance so far, when it last
 improved and until when it yields: a few arrays, updated once per control step.
@@ -118,12 +121,15 @@ class ProgressMonitor:
 
     def resolve(self, now: float, positions: np.ndarray, velocities: np.ndarray,
                 distance: np.ndarray, wants: np.ndarray,
-                parked: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                parked: np.ndarray | None = None,
+                mouth=None) -> tuple[np.ndarray, np.ndarray]:
         """The preferred ``velocities`` (k, 2) with the yielding robots backing off, and
         who yields (k,). ``positions`` (k, 2), ``distance`` and ``wants`` as in
         :meth:`stalled` (inf: no goal; then the way made good along ``velocities`` counts,
         :meth:`advance`); ``parked`` (k,): robots standing at their goal, which give way to
-        the stalled robots they stand in front of."""
+        the stalled robots they stand in front of; ``mouth``: a function of points (M, 2)
+        telling (M,) which lie in a passage's mouth, where a parked robot does not step
+        aside (:meth:`.PassageMap.in_mouth`; None: anywhere)."""
         made_good = self.advance(positions, velocities, wants)
         stalled = self.stalled(now, np.where(np.isfinite(distance), distance, -made_good),
                                wants)
@@ -132,7 +138,7 @@ class ProgressMonitor:
         hosting = self._keep_room(now, positions, wants)
         stalled &= ~hosting
         if parked.any():
-            self._make_room(now, positions, velocities, stalled, parked & ~hosting)
+            self._make_room(now, positions, velocities, stalled, parked & ~hosting, mouth)
         for i in np.flatnonzero(stalled & (self.yield_until <= now)):
             # higher priority, wanting to move, and not making room for this one
             ahead = np.flatnonzero(wants[:i] & (self.host[:i] != i))
@@ -171,7 +177,7 @@ class ProgressMonitor:
         return hosting
 
     def _make_room(self, now: float, positions: np.ndarray, velocities: np.ndarray,
-                   stalled: np.ndarray, parked: np.ndarray) -> None:
+                   stalled: np.ndarray, parked: np.ndarray, mouth=None) -> None:
         """Parked robots ahead of a stalled one (within ``near``, in front of its preferred
         velocity) step away from it, sideways to its way, for ``yield_time``."""
         free = parked & (self.yield_until <= now)
@@ -190,6 +196,10 @@ class ProgressMonitor:
                 # and a little onwards so that it also leaves a way too narrow for two
                 lateral = side / width if width > 1e-6 else np.array([-way[1], way[0]])
                 step = lateral + 0.5 * way
+                reach = self.back_off_speed * self.yield_time
+                if mouth is not None and mouth(
+                        positions[j] + reach * step / float(np.hypot(*step)))[0]:
+                    continue  # its step aside would end in a passage's mouth: it stays
                 self.yield_until[j] = now + self.yield_time
                 self.yield_direction[j] = step / float(np.hypot(*step))
                 self.host[j], self.host_way[j] = i, way
