@@ -109,6 +109,14 @@ def scripted(passages, scene, goals, until: float, *, dt: float = 0.1, max_wait:
     return told
 
 
+def door_script(scene, goals, until: float, *, radius: float = 0.35, order=None):
+    """:func:`scripted` at the benchmark's doorway (:func:`door_passages` for robots of
+    ``radius``, 0.1 s steps, a 6 s ``max_wait``): who was told to wait at every step up to
+    ``until``, and the passage map."""
+    passages = door_passages(radius)
+    return scripted(passages, scene, goals, until, order=order), passages
+
+
 def door_passages(radius: float, **options):
     """The passages of the benchmark's doorway (a wall along x = 0, a 0.8 m door at y = 0)
     for robots of ``radius``; ``options`` go to PassageMap (``batch``, ``holding``...)."""

@@ -21,11 +21,9 @@ the passage remembers it.
 from __future__ import annotations
 
 import numpy as np
-from narrow_maps import door_passages, scripted
+from narrow_maps import door_script
 
 RADIUS = 0.35  # the benchmark robots' 0.25 m with the controller's margins
-DT = 0.1
-MAX_WAIT = 6.0
 # E1, E2 go west through the door (a wall along x = 0, the door at y = 0); W1, W2 east
 E1, W1, W2, E2 = range(4)
 GOALS = np.array([(-2.0, -1.0), (2.0, 1.0), (2.2, -1.5), (-2.2, 1.4)])
@@ -51,9 +49,7 @@ def scene(t: float) -> tuple[np.ndarray, np.ndarray]:
 def run(until: float, order=None) -> tuple[dict, object]:
     """Who was told to wait at every step up to ``until`` (time -> (4,) bool), and the
     passage map."""
-    passages = door_passages(RADIUS)
-    return scripted(passages, scene, GOALS, until, dt=DT, max_wait=MAX_WAIT,
-                    order=order), passages
+    return door_script(scene, GOALS, until, radius=RADIUS, order=order)
 
 
 def test_the_scene_is_as_described():

@@ -15,11 +15,9 @@ robot that had never waited and the closing batch took it out again (doorway of 
 from __future__ import annotations
 
 import numpy as np
-from narrow_maps import door_passages, scripted
+from narrow_maps import door_script
 
 RADIUS = 0.35  # the benchmark robots' 0.25 m with the controller's margins
-DT = 0.1
-MAX_WAIT = 6.0
 # W1, W2, W3 go east through the door (a wall along x = 0, the door at y = 0); E1, E2 west
 W1, W2, E1, E2, W3 = range(5)
 GOALS = np.array([(2.0, 1.0), (2.2, -1.5), (-2.0, -1.0), (-2.2, 1.4), (2.4, 0.2)])
@@ -53,9 +51,7 @@ def scene(t: float) -> tuple[np.ndarray, np.ndarray]:
 def run(until: float, order=None) -> tuple[dict, object]:
     """Who was told to wait at every step up to ``until`` (time -> (5,) bool), and the
     passage map."""
-    passages = door_passages(RADIUS)
-    return scripted(passages, scene, GOALS, until, dt=DT, max_wait=MAX_WAIT,
-                    order=order), passages
+    return door_script(scene, GOALS, until, radius=RADIUS, order=order)
 
 
 def test_the_scene_is_as_described():
