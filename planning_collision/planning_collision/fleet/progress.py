@@ -196,12 +196,12 @@ class ProgressMonitor:
                 # and a little onwards so that it also leaves a way too narrow for two
                 lateral = side / width if width > 1e-6 else np.array([-way[1], way[0]])
                 step = lateral + 0.5 * way
+                step /= float(np.hypot(*step))
                 reach = self.back_off_speed * self.yield_time
-                if mouth is not None and mouth(
-                        positions[j] + reach * step / float(np.hypot(*step)))[0]:
+                if mouth is not None and mouth(positions[j] + reach * step)[0]:
                     continue  # its step aside would end in a passage's mouth: it stays
                 self.yield_until[j] = now + self.yield_time
-                self.yield_direction[j] = step / float(np.hypot(*step))
+                self.yield_direction[j] = step
                 self.host[j], self.host_way[j] = i, way
                 self.host_until[j] = now + self.hold_time
                 free[j] = False
