@@ -673,21 +673,34 @@ class FleetController:
             ok = ahead.routed & (length > 1e-9)
             speed = np.hypot(velocities[idx, 0], velocities[idx, 1])
             velocities[idx[ok]] = heading[ok] * (speed[ok] / length[ok])[:, None]
-        if self.passages is not None:
-            # users by route, or without a goal (cmd_vel) by preferred velocity (travel.py)
-            told = self.passages.coordinate(here, goals[idx], velocities[idx],
-                                            np.ones(idx.size, dtype=bool), ids=idx,
-                                            keep_clear=goals[np.isfinite(goals).all(axis=1)],
-                                            now=now, max_wait=self.settings.passage_max_wait,
-                                            speed=self.settings.pref_speed)
-            velocities[idx] = told.velocities
+        plain = self._one_way(now, idx, here, goals, velocities)
         if self.progress is not None:
-            velocities = self._unstall(now, place, active, goals, preferred, velocities)
+            velocities = self._unstall(now, place, active, goals, preferred, velocities,
+                                       plain)
         navigation = preferred.navigation  # cmd_vel: told otherwise, not the command itself
         if navigation is not None:
             navigation = navigation.copy()
             navigation[(velocities != preferred.velocities).any(axis=1)] = np.nan
         return preferred._replace(velocities=velocities, navigation=navigation)
+
+    def _one_way(self, now: float, idx: np.ndarray, here: np.ndarray, goals,
+                 velocities: np.ndarray) -> np.ndarray:
+        """One direction at a time through each passage (fleet/passages.py): the rows
+        ``idx`` (the moving robots, at ``here``) of ``velocities`` (k, 2) as the passage
+        rule tells them, in place. Returns (k,) the robots round a passage: its users (by
+        route, or without a goal, cmd_vel mode, by preferred velocity: travel.py) and those
+        within its zone or its holding places' reach, who yield plainly (fleet/progress.py)."""
+        plain = np.zeros(self.controlled, dtype=bool)
+        if self.passages is None:
+            return plain
+        told = self.passages.coordinate(here, goals[idx], velocities[idx],
+                                        np.ones(idx.size, dtype=bool), ids=idx,
+                                        keep_clear=goals[np.isfinite(goals).all(axis=1)],
+                                        now=now, max_wait=self.settings.passage_max_wait,
+                                        speed=self.settings.pref_speed)
+        velocities[idx] = told.velocities
+        plain[idx] = (told.passage >= 0) | self.passages.around(here)
+        return plain
 
     def _at_rest(self, now: float, preferred: _Preferred) -> _Preferred:
         """No robot wants to move: every stall clock stops (:meth:`.ProgressMonitor.idle`),
@@ -697,7 +710,8 @@ class FleetController:
         return preferred
 
     def _unstall(self, now: float, place: _Placement, active: np.ndarray, goals,
-                 preferred: _Preferred, velocities: np.ndarray) -> np.ndarray:
+                 preferred: _Preferred, velocities: np.ndarray,
+                 plain: np.ndarray) -> np.ndarray:
         """The preferred ``velocities`` with the stalled robots yielding and the standing
         ones making room (fleet/progress.py): the ``active`` robots with a goal that want no
         velocity, at their goal or told to stand by the passage rule (robots filing in
@@ -705,7 +719,11 @@ class FleetController:
         16, seed 9), and in cmd_vel mode (no goals) the robots whose navigation command the
         passage rule replaced by standing; progress by route to the goal where there is one,
         else along the preferred velocity. A robot whose step aside would end in a passage's
-        mouth does not make room (:meth:`.PassageMap.in_mouth`: doorway of 16, seed 71)."""
+        mouth does not make room (:meth:`.PassageMap.in_mouth`: doorway of 16, seed 71);
+        the robots round a passage (``plain``: its users and those within its zone or its
+        holding places' reach) yield straight away from the nearest robot of higher
+        priority, the others by the two-lane rule; none backs off or steps aside into a wall
+        it touches (:meth:`.RouteMap.wall_normal`)."""
         wants = np.abs(velocities).max(axis=1) > 0.0
         distance = np.where(np.isfinite(preferred.distance_to_goal),
                             preferred.distance_to_goal, np.inf)
@@ -715,8 +733,10 @@ class FleetController:
         held = np.abs(preferred.velocities).max(axis=1) > 0.0  # wanted to move, told to stand
         parked = active & ~wants & (np.isfinite(goals).all(axis=1) | held)
         mouth = self.passages.in_mouth if self.passages is not None else None
+        wall = self.routes.wall_normal if self.routes is not None else None
         velocities, _ = self.progress.resolve(now, place.positions[:self.controlled],
-                                              velocities, distance, wants, parked, mouth)
+                                              velocities, distance, wants, parked, mouth,
+                                              plain, wall)
         return velocities
 
     def set_world(self, routes=None, passages=None) -> None:

@@ -384,6 +384,19 @@ class PassageMap:
             inside[on_map] |= passage.distance[r, c] <= self.routes.radius
         return inside
 
+    def around(self, points) -> np.ndarray:
+        """(N,) whether each world point (N, 2) lies within a passage's zone or the reach of
+        its holding places (fleet/holding.py): where the passage rule orders the robots."""
+        cells = np.floor(self.routes.to_cells(points)).astype(np.int64)
+        on_map = self._on_map(cells)
+        inside = np.zeros(len(cells), dtype=bool)
+        r, c = cells[on_map, 0], cells[on_map, 1]
+        for p, passage in enumerate(self.passages):
+            inside[on_map] |= np.isfinite(passage.distance[r, c])
+            if self.places is not None:
+                inside[on_map] |= np.isfinite(self.places[p].distance[r, c])
+        return inside
+
     def _on_map(self, cells) -> np.ndarray:
         """(N,) whether each cell (N, 2: row, col) lies on the route map's grid."""
         h, w = self.routes.fits.shape

@@ -16,6 +16,59 @@ robot at ``back_off_speed`` for ``yield_time`` seconds; the robot of highest pri
 knot keeps its preferred velocity and goes through the room the others leave. After yielding
 a robot's progress clock starts again.
 
+Which robot it yields to, and which way. Robots behind it going its way (outside the
+half-plane its preferred velocity points into, preferred velocities less than 90 degrees
+apart) never count: in the two-lane corridor of 16 (corridor_3d, seed 38) eight robots from
+each end met three abreast, and robot1, eastbound in front, backed away from robot0 of its own
+stream behind it, that is on into the knot in front of robot10 coming the other way, every 8
+s; robot10 waited 49 s. Of the others within ``near`` (higher priority, wanting to move), some
+may be *coming at it*: it stands ahead of them along their preferred velocity, and their way
+and its own are more than 135 degrees apart (nearly head on). When one of those is also *in
+its lane*, less than ``lane`` (two radii, 0.5 m) off that robot's line, so that going on
+straight it would touch it, the stalled robot backs off along the way of the nearest robot
+coming at it (that robot's preferred velocity's direction): back along the corridor, where its
+stream has room. When those coming at it would all pass beside it, it backs straight away from
+the nearest of them (sideways, mostly, out of their way); with nobody coming at it, straight
+away from the nearest of the others, as before. Why each part: leaving out only the robots
+behind going its way (474a844) jammed seed 91 for good: westbound robot11, nose to nose with
+robot2 coming east, backed away from the nearer robot9 of its own stream into the south wall,
+robot9 from robot2 into robot10; from 30 s nobody moved. Backing straight away from a robot
+coming at it diagonally is into the wall (seed 54: robot9, against the south wall, backed from
+robot1 in the corridor's middle at (0.40, -0.92), and stood from 30 s to the end; robot0 came
+at it in its lane). Backing off along the way of a robot coming at it that passes beside it is
+driving back where it came from: at the shipped intersection's crossing (pure loop, 16.5 s) a
+westbound robot at the east arm's mouth, 0.62 m from an eastbound one but 0.58 m off its line,
+backed off east down the arm, another behind it likewise, and it arrived at 58.2 s instead of
+29.2 s; backing straight away from it (south, sideways) they pass each other in the crossing's
+room. Backing straight away from the nearest of all the others there instead (its own stream's
+robot ahead of it, often) jammed corridor_3d 16 seed 60 (15 of 16 arrived; not traced to a
+cause: the eastbound stream was pushed back west out of the corridor from 20 to 80 s and
+knotted at its end). Nearly head on only: with every robot up to 90 degrees from head on
+counted as coming at it, the 16-robot intersection's seed 17 failed (robot14, pushed into the
+south arm, stood 60 s). Backing off along one's own way instead, for every stalled robot, was
+tried before and dropped (doc/narrow_spaces.md).
+
+Except round a passage (``plain``: the controller passes the users of a passage too narrow
+for two and every robot within its zone or the reach of its holding places,
+:meth:`.PassageMap.around`, fleet/passages.py): those robots yield as before, straight away
+from the nearest robot of higher priority, whatever its way. The passage rule already decides
+who goes there, and the rule above, built for a corridor with room for two, made the doorway
+of 16 wait longer: with only the users excepted, seed 35, 23.9 -> 71.1 s (a robot west of
+the door waited from 6.9 to 78.0 s), seed 2, 18.6 -> 38.9 s (robot9, past the door, backed
+away from robot6 instead of from robot8 behind it going its way); with the users excepted
+but not the robots round them, seed 88, 21.4 -> 30.7 s (robot13, queued along the door's
+east wall 1.6 m from the door, outside the zone, stood from 65.2 to 95.9 s).
+
+Not into a wall. Given ``wall`` (the controller passes :meth:`.RouteMap.wall_normal`: away
+from the wall a robot touches, or nearly), a stalled robot whose way to back off points
+nearly straight into that wall (less than 0.3 of it along the wall) backs off along the wall
+instead, against its own way; partly into the wall, ORCA's wall half-plane already slides it
+along. Intersection of 16, seed 43: robot3, a differential drive pushed into the east arm,
+stood against its north wall, and every 8 s backed away from robot2 south of it, straight
+into the wall, where ORCA held it: it stood from 27.9 to 62.4 s (10.0 s now). A parked robot
+asked to make room likewise steps to the side away from a wall it touches, not into it: it
+stood there on the stalled robot's way.
+
 Parked robots give way. A robot standing at its goal is not stalled (it wants nothing), yet in
 a corridor it can close the way for good: in the 4-way intersection a robot parked at its goal
 in an arm left the robot whose goal lies deeper in that arm, or one pushed into the arm, no
@@ -50,19 +103,23 @@ from __future__ import annotations
 
 import numpy as np
 
+HEAD_ON = np.cos(np.radians(45.0))  # "coming at it": ways more than 135 degrees apart
+
 
 class ProgressMonitor:
     """Progress and yielding of ``k`` controlled agents (see the module docstring)."""
 
     def __init__(self, k: int, *, stall_time: float = 8.0, min_progress: float = 0.2,
                  yield_time: float = 3.0, near: float = 1.5, back_off_speed: float = 0.3,
-                 hold_time: float = 20.0):
+                 hold_time: float = 20.0, lane: float = 0.5):
         self.stall_time, self.min_progress, self.hold_time = stall_time, min_progress, hold_time
+        self.lane = lane  # two robot radii (0.25 m): closer to its line, a robot is in its way
         self.yield_time, self.near, self.back_off_speed = yield_time, near, back_off_speed
         self.best = np.full(k, np.inf)  # the smallest distance to the goal so far
         self.since = np.full(k, np.nan)  # when it last improved by min_progress (NaN: idle)
         self.yield_until = np.full(k, -np.inf)
         self.yield_direction = np.zeros((k, 2))
+        self.yield_to = np.full(k, -1)  # the robot it yields to (-1: none, or making room)
         self.made_good = np.zeros(k)  # metres along the preferred velocity so far
         self._last = None  # the positions at the previous step
         self.host = np.full(k, -1)  # the stalled robot a parked one makes room for (-1: none)
@@ -122,14 +179,20 @@ class ProgressMonitor:
     def resolve(self, now: float, positions: np.ndarray, velocities: np.ndarray,
                 distance: np.ndarray, wants: np.ndarray,
                 parked: np.ndarray | None = None,
-                mouth=None) -> tuple[np.ndarray, np.ndarray]:
+                mouth=None, plain: np.ndarray | None = None,
+                wall=None) -> tuple[np.ndarray, np.ndarray]:
         """The preferred ``velocities`` (k, 2) with the yielding robots backing off, and
         who yields (k,). ``positions`` (k, 2), ``distance`` and ``wants`` as in
         :meth:`stalled` (inf: no goal; then the way made good along ``velocities`` counts,
         :meth:`advance`); ``parked`` (k,): robots standing at their goal, which give way to
         the stalled robots they stand in front of; ``mouth``: a function of points (M, 2)
         telling (M,) which lie in a passage's mouth, where a parked robot does not step
-        aside (:meth:`.PassageMap.in_mouth`; None: anywhere)."""
+        aside (:meth:`.PassageMap.in_mouth`; None: anywhere); ``plain`` (k,): robots that
+        yield straight away from the nearest robot of higher priority whatever its way (the
+        users of a passage, whom the passage rule already orders; module docstring);
+        ``wall``: a function of points (M, 2) giving (M, 2) the unit normal pointing away
+        from the nearest wall where a robot there touches one, else zero
+        (:meth:`.RouteMap.wall_normal`; None: no walls)."""
         made_good = self.advance(positions, velocities, wants)
         stalled = self.stalled(now, np.where(np.isfinite(distance), distance, -made_good),
                                wants)
@@ -138,26 +201,111 @@ class ProgressMonitor:
         hosting = self._keep_room(now, positions, wants)
         stalled &= ~hosting
         if parked.any():
-            self._make_room(now, positions, velocities, stalled, parked & ~hosting, mouth)
+            self._make_room(now, positions, velocities, stalled, parked & ~hosting, mouth,
+                            wall)
+        plain = np.zeros(len(wants), dtype=bool) if plain is None else plain
         for i in np.flatnonzero(stalled & (self.yield_until <= now)):
             # higher priority, wanting to move, and not making room for this one
             ahead = np.flatnonzero(wants[:i] & (self.host[:i] != i))
-            if not ahead.size:
-                continue
-            gaps = positions[ahead] - positions[i]
-            dist = np.hypot(gaps[:, 0], gaps[:, 1])
-            j = int(np.argmin(dist))
-            if dist[j] > self.near:
-                continue
-            away = -gaps[j] / max(dist[j], 1e-9)
-            self.yield_until[i] = now + self.yield_time
-            self.yield_direction[i] = away
-            self.best[i] = np.inf  # its progress is measured afresh from here
+            chosen = self._choose(positions, velocities, i, ahead, bool(plain[i]), self.near)
+            if chosen is not None:  # round a passage as before: not off the wall either
+                self._yield(now, i, *chosen, velocities[i], None if plain[i] else wall,
+                            positions)
+        self._pass_on(now, positions, velocities, stalled, wants, plain, wall)
         yielding = (wants | parked | hosting) & (self.yield_until > now)
         velocities[yielding] = self.yield_direction[yielding] * self.back_off_speed
         holding = hosting & ~yielding  # stepped aside: stands there until the way is clear
         velocities[holding] = 0.0
         return velocities, yielding | holding
+
+    @staticmethod
+    def _off_wall(away: np.ndarray, way: np.ndarray, normal) -> np.ndarray:
+        """``away`` without its part into the wall the robot touches (``normal``: the unit
+        vector away from it, zero or None: no wall), along the wall; when it pointed nearly
+        straight into the wall, along the wall back against the robot's own ``way``."""
+        if normal is None or not normal.any():
+            return away
+        into = float(away @ normal)
+        if into >= 0.0:
+            return away
+        along = away - into * normal
+        if float(np.hypot(*along)) >= 0.3:  # ORCA slides it along the wall
+            return away
+        tangent = np.array([-normal[1], normal[0]])  # nearly straight into it: along it
+        return tangent if tangent @ way <= 0.0 else -tangent
+
+    def _choose(self, positions: np.ndarray, velocities: np.ndarray, i: int,
+                ahead: np.ndarray, plain: bool, near: float):
+        """Whom robot ``i`` yields to among the robots ``ahead`` (of higher priority,
+        wanting to move) and which way (module docstring): (the unit vector it backs off
+        along, that robot), or None when none counts within ``near``."""
+        if not ahead.size:
+            return None
+        gaps = positions[ahead] - positions[i]
+        if plain:  # round a passage: straight away from the nearest, whatever its way
+            dist = np.hypot(gaps[:, 0], gaps[:, 1])
+            j = int(np.argmin(dist))
+            return None if dist[j] > near else (-gaps[j] / max(dist[j], 1e-9), int(ahead[j]))
+        way, theirs = velocities[i], velocities[ahead]
+        # not the robots behind it going its way: backing away from one drives it on
+        keep = (gaps @ way > 0.0) | (theirs @ way <= 0.0)
+        ahead, gaps, theirs = ahead[keep], gaps[keep], theirs[keep]
+        dist = np.hypot(gaps[:, 0], gaps[:, 1])
+        # the robots coming at it first: it stands in their way, they come nearly head on
+        coming = (np.einsum("ij,ij->i", -gaps, theirs) > 0.0) & (dist <= near)
+        coming &= theirs @ way < -HEAD_ON * np.hypot(theirs[:, 0], theirs[:, 1]) * float(
+            np.hypot(*way))
+        # in its lane as well: going on straight, that robot would touch it
+        unit = theirs / np.maximum(np.hypot(theirs[:, 0], theirs[:, 1]), 1e-9)[:, None]
+        lane = coming & (np.abs(unit[:, 0] * gaps[:, 1] - unit[:, 1] * gaps[:, 0]) < self.lane)
+        if coming.any():
+            j = int(np.argmin(np.where(coming, dist, np.inf)))
+            if lane.any():
+                # back off along the way of the nearest robot coming at it: back along a
+                # corridor, not sideways into its wall when that one is diagonally ahead
+                return unit[j], int(ahead[j])
+            # coming at it but passing beside it: straight away from the nearest of them
+            # (sideways, mostly), not back along its way nor away from its own stream
+            return -gaps[j] / max(dist[j], 1e-9), int(ahead[j])
+        if ahead.size and dist.min() <= near:
+            # nobody coming at it: straight away from the nearest, as before
+            j = int(np.argmin(dist))
+            return -gaps[j] / max(dist[j], 1e-9), int(ahead[j])
+        return None
+
+    def _pass_on(self, now: float, positions: np.ndarray, velocities: np.ndarray,
+                 stalled: np.ndarray, wants: np.ndarray, plain: np.ndarray, wall) -> None:
+        """A stalled robot (not round a passage) that yields to nobody near, but that a
+        robot of lower priority backs off towards (within ``near``) to make way for a robot
+        of higher priority than both, whose way is opposed to its own, yields to that robot
+        too, by the same rule, as if it were near (module docstring)."""
+        order = np.arange(len(wants))
+        for i in np.flatnonzero(stalled & ~plain & (self.yield_until <= now)):
+            k = np.flatnonzero((self.yield_until > now) & wants & (order > i)
+                               & (self.yield_to >= 0) & (self.yield_to < i))
+            gaps = positions[i] - positions[k]
+            dist = np.hypot(gaps[:, 0], gaps[:, 1])
+            towards = (np.einsum("ij,ij->i", gaps, self.yield_direction[k]) > 0.0)
+            towards &= dist <= self.near
+            if not towards.any():
+                continue
+            j = int(self.yield_to[k[int(np.argmin(np.where(towards, dist, np.inf)))]])
+            if float(velocities[j] @ velocities[i]) >= 0.0:
+                continue  # its way and that robot's are not opposed: nothing to make way for
+            chosen = self._choose(positions, velocities, i, np.array([j]), False, np.inf)
+            if chosen is not None:
+                self._yield(now, i, *chosen, velocities[i], wall, positions)
+
+    def _yield(self, now: float, i: int, away: np.ndarray, j: int, way: np.ndarray,
+               wall, positions: np.ndarray) -> None:
+        """Robot ``i`` backs off for robot ``j`` along the unit vector ``away`` for
+        ``yield_time`` (off the wall it touches, :meth:`_off_wall`)."""
+        if wall is not None:
+            away = self._off_wall(away, way, wall(positions[i:i + 1])[0])
+        self.yield_until[i] = now + self.yield_time
+        self.yield_direction[i] = away
+        self.yield_to[i] = j
+        self.best[i] = np.inf  # its progress is measured afresh from here
 
     def _keep_room(self, now: float, positions: np.ndarray, wants: np.ndarray) -> np.ndarray:
         """Who still makes room (k,): a robot that stepped aside for a stalled one stands
@@ -177,7 +325,8 @@ class ProgressMonitor:
         return hosting
 
     def _make_room(self, now: float, positions: np.ndarray, velocities: np.ndarray,
-                   stalled: np.ndarray, parked: np.ndarray, mouth=None) -> None:
+                   stalled: np.ndarray, parked: np.ndarray, mouth=None,
+                   wall=None) -> None:
         """Parked robots ahead of a stalled one (within ``near``, in front of its preferred
         velocity) step away from it, sideways to its way, for ``yield_time``."""
         free = parked & (self.yield_until <= now)
@@ -195,6 +344,8 @@ class ProgressMonitor:
                 # sideways, to the side it already stands on (left of the way when on it),
                 # and a little onwards so that it also leaves a way too narrow for two
                 lateral = side / width if width > 1e-6 else np.array([-way[1], way[0]])
+                if wall is not None and lateral @ wall(positions[j:j + 1])[0] < 0.0:
+                    lateral = -lateral  # that side is a wall it touches: the other one
                 step = lateral + 0.5 * way
                 step /= float(np.hypot(*step))
                 reach = self.back_off_speed * self.yield_time
@@ -202,6 +353,7 @@ class ProgressMonitor:
                     continue  # its step aside would end in a passage's mouth: it stays
                 self.yield_until[j] = now + self.yield_time
                 self.yield_direction[j] = step
+                self.yield_to[j] = -1
                 self.host[j], self.host_way[j] = i, way
                 self.host_until[j] = now + self.hold_time
                 free[j] = False

@@ -314,6 +314,7 @@ class RouteMap:
         self.weight = 1.0 + 4.0 * near  # up to 5x the cost right at the wall
         self.weight[self.lanes] = 1.0  # a one-lane passage's centre line: no middle to keep to
         self._costs: dict[tuple[int, int], np.ndarray] = {}
+        self._slope: list[np.ndarray] | None = None  # the clearance's gradient (wall_normal)
 
     @classmethod
     def from_grid(cls, grid, **options) -> RouteMap:
@@ -413,6 +414,31 @@ class RouteMap:
                         out[i] = self.to_world([[rr, cc]])[0]
                         break
         return Waypoints(out, routed)
+
+    def wall_normal(self, points, within: float = 0.1) -> np.ndarray:
+        """(N, 2) per world point (N, 2): the unit vector pointing away from the nearest
+        wall (the clearance's gradient, global frame) where that wall is less than
+        ``radius + within`` metres from the point, so that a robot there touches it or
+        nearly; zero elsewhere, off the map, and where the clearance has no slope (fleet/
+        progress.py: a robot yielding there does not back off into the wall)."""
+        if self._slope is None:
+            self._slope = np.gradient(self.clearance)  # per cell, (d/drow, d/dcol)
+        cells = np.floor(self.to_cells(points)).astype(np.int64)
+        h, w = self.clearance.shape
+        out = np.zeros((len(cells), 2))
+        on = (cells[:, 0] >= 0) & (cells[:, 0] < h) & (cells[:, 1] >= 0) & (cells[:, 1] < w)
+        r, c = cells[on, 0], cells[on, 1]
+        near = self.clearance[r, c] < self.radius + within
+        dr, dc = self._slope[0][r, c], self._slope[1][r, c]
+        yaw = self.origin[2]
+        gx = math.cos(yaw) * dc - math.sin(yaw) * dr  # (row, col) is (y, x) before the yaw
+        gy = math.sin(yaw) * dc + math.cos(yaw) * dr
+        length = np.hypot(gx, gy)
+        near &= length > 1e-9
+        normal = np.zeros((r.size, 2))
+        normal[near] = np.column_stack([gx[near], gy[near]]) / length[near][:, None]
+        out[on] = normal
+        return out
 
     def route_length(self, position, goal) -> float:
         """The cost to go from ``position`` to ``goal`` (metres, weighted; inf: no route)."""
