@@ -67,7 +67,22 @@ along. Intersection of 16, seed 43: robot3, a differential drive pushed into the
 stood against its north wall, and every 8 s backed away from robot2 south of it, straight
 into the wall, where ORCA held it: it stood from 27.9 to 62.4 s (10.0 s now). A parked robot
 asked to make room likewise steps to the side away from a wall it touches, not into it: it
-stood there on the stalled robot's way.
+stood there on the stalled robot's way (seen in the doorway of 16, seed 88: robot15, at
+the door's east wall, stood so on robot13's way up to 20 s; that run's longest wait did not
+change with this alone). Round a passage (``plain``) a stalled robot still yields as
+before, even into a wall; a parked robot steps off the wall everywhere.
+
+A yield is passed on. A stalled robot yields only to robots within ``near``, so in a knot
+strung out along a corridor the robot of highest priority can be beyond ``near`` of a robot
+that blocks the others' way back: intersection of 16, seed 20 (with the wall rule above),
+robot3 wanted north up the north arm, robots 8, 9, 12 and 13, coming south, backed off north
+for it, and robot4, behind them coming south too, 1.7 m from robot3, yielded to nobody and
+kept pushing into them: from 33 s to the end of the run (300 s) nobody moved. So a stalled
+robot that yields to nobody near, but that a robot of lower priority backs off towards
+(within ``near``) to make way for a robot of higher priority than both, yields to that
+robot as if it were near, by the same rule, when their ways are opposed (seed 20: 12.6 s).
+Without that last condition it also passed on yields between robots of one stream
+(corridor_3d of 16, seed 38: 17.9 -> 31.3 s).
 
 Parked robots give way. A robot standing at its goal is not stalled (it wants nothing), yet in
 a corridor it can close the way for good: in the 4-way intersection a robot parked at its goal
