@@ -16,37 +16,34 @@ robot at ``back_off_speed`` for ``yield_time`` seconds; the robot of highest pri
 knot keeps its preferred velocity and goes through the room the others leave. After yielding
 a robot's progress clock starts again.
 
-Which robot it yields to, and which way. Robots behind it going its way (outside the
-half-plane its preferred velocity points into, preferred velocities less than 90 degrees
-apart) never count: in the two-lane corridor of 16 (corridor_3d, seed 38) eight robots from
-each end met three abreast, and robot1, eastbound in front, backed away from robot0 of its own
-stream behind it, that is on into the knot in front of robot10 coming the other way, every 8
-s; robot10 waited 49 s. Of the others within ``near`` (higher priority, wanting to move), some
-may be *coming at it*: it stands ahead of them along their preferred velocity, and their way
-and its own are more than 135 degrees apart (nearly head on). When one of those is also *in
-its lane*, less than ``lane`` (two radii, 0.5 m) off that robot's line, so that going on
-straight it would touch it, the stalled robot backs off along the way of the nearest robot
-coming at it (that robot's preferred velocity's direction): back along the corridor, where its
-stream has room. When those coming at it would all pass beside it, it backs straight away from
-the nearest of them (sideways, mostly, out of their way); with nobody coming at it, straight
-away from the nearest of the others, as before. Why each part: leaving out only the robots
+Which robot it yields to, and which way. Robots well behind it going its way (preferred
+velocities less than 90 degrees apart, and more behind it than beside it) never count: in
+the two-lane corridor of 16 (corridor_3d, seed 38) eight robots from each end met three
+abreast, and robot1, eastbound in front, backed away from robot0 of its own stream behind
+it, that is on into the knot in front of robot10 coming the other way, every 8 s; robot10
+waited 49 s. Of the others within ``near`` (higher priority, wanting to move), some may be
+*coming at it*: it stands ahead of them along their preferred velocity, and their way and
+its own are more than 135 degrees apart (nearly head on). It backs straight away from the
+nearest of those (out of their way, sideways mostly), not from a nearer robot of its own
+stream; with nobody coming at it, from the nearest of the others, as before, except that a
+robot of its own stream beside it (not ahead of it) makes it drop back, straight against its
+own way, so that the two go on in single file. Why each part: leaving out only the robots
 behind going its way (474a844) jammed seed 91 for good: westbound robot11, nose to nose with
-robot2 coming east, backed away from the nearer robot9 of its own stream into the south wall,
-robot9 from robot2 into robot10; from 30 s nobody moved. Backing straight away from a robot
-coming at it diagonally is into the wall (seed 54: robot9, against the south wall, backed from
-robot1 in the corridor's middle at (0.40, -0.92), and stood from 30 s to the end; robot0 came
-at it in its lane). Backing off along the way of a robot coming at it that passes beside it is
-driving back where it came from: at the shipped intersection's crossing (pure loop, 16.5 s) a
-westbound robot at the east arm's mouth, 0.62 m from an eastbound one but 0.58 m off its line,
-backed off east down the arm, another behind it likewise, and it arrived at 58.2 s instead of
-29.2 s; backing straight away from it (south, sideways) they pass each other in the crossing's
-room. Backing straight away from the nearest of all the others there instead (its own stream's
-robot ahead of it, often) jammed corridor_3d 16 seed 60 (15 of 16 arrived; not traced to a
-cause: the eastbound stream was pushed back west out of the corridor from 20 to 80 s and
-knotted at its end). Nearly head on only: with every robot up to 90 degrees from head on
-counted as coming at it, the 16-robot intersection's seed 17 failed (robot14, pushed into the
-south arm, stood 60 s). Backing off along one's own way instead, for every stalled robot, was
-tried before and dropped (doc/narrow_spaces.md).
+robot2 coming east, backed away from the nearer robot9 of its own stream into the south
+wall, robot9 from robot2 into robot10; from 30 s nobody moved. Nearly head on only: with
+every robot up to 90 degrees from head on counted as coming at it, the 16-robot
+intersection's seed 17 failed (robot14, pushed into the south arm, stood 60 s). Leaving out
+the robots beside it going its way too (every robot behind the line across its way), in the
+two-lane corridor of 4 the higher-priority robot of each pair, side by side, yielded to
+nobody and the other pair backed off and came back, over and over: seeds 0-29, median
+makespan 40.8 -> 54.3 s; dropping back puts them in single file (40.5 s; 44.1 s without the
+lane rule below). Helper H3's first version backed off *along the way* of the nearest robot
+coming at it when that one was in its lane (under 0.5 m off its line: so as not to back
+straight into a wall, corridor_3d 16 seed 54); with the wall rule below that is not needed,
+and it only sent robots back and forth along a corridor (corridor_3d 16, seeds 38 and 60:
+32.2 and 24.7 s with it, 24.9 and 21.0 s without; intersection 16, seeds 0-19: longest wait
+25.6 s with it, 14.7 s without). Backing off along one's own way instead, for every stalled
+robot, was tried before and dropped (doc/narrow_spaces.md).
 
 Except round a passage (``plain``: the controller passes the users of a passage too narrow
 for two and every robot within its zone or the reach of its holding places,
@@ -126,9 +123,8 @@ class ProgressMonitor:
 
     def __init__(self, k: int, *, stall_time: float = 8.0, min_progress: float = 0.2,
                  yield_time: float = 3.0, near: float = 1.5, back_off_speed: float = 0.3,
-                 hold_time: float = 20.0, lane: float = 0.5):
+                 hold_time: float = 20.0):
         self.stall_time, self.min_progress, self.hold_time = stall_time, min_progress, hold_time
-        self.lane = lane  # two robot radii (0.25 m): closer to its line, a robot is in its way
         self.yield_time, self.near, self.back_off_speed = yield_time, near, back_off_speed
         self.best = np.full(k, np.inf)  # the smallest distance to the goal so far
         self.since = np.full(k, np.nan)  # when it last improved by min_progress (NaN: idle)
@@ -262,29 +258,26 @@ class ProgressMonitor:
             j = int(np.argmin(dist))
             return None if dist[j] > near else (-gaps[j] / max(dist[j], 1e-9), int(ahead[j]))
         way, theirs = velocities[i], velocities[ahead]
-        # not the robots behind it going its way: backing away from one drives it on
-        keep = (gaps @ way > 0.0) | (theirs @ way <= 0.0)
-        ahead, gaps, theirs = ahead[keep], gaps[keep], theirs[keep]
+        along = gaps @ way
+        side = np.abs(gaps[:, 0] * way[1] - gaps[:, 1] * way[0])
+        # not the robots well behind it going its way: backing away from one drives it on
+        keep = (along >= -side) | (theirs @ way <= 0.0)
+        ahead, gaps, theirs, along = ahead[keep], gaps[keep], theirs[keep], along[keep]
         dist = np.hypot(gaps[:, 0], gaps[:, 1])
         # the robots coming at it first: it stands in their way, they come nearly head on
         coming = (np.einsum("ij,ij->i", -gaps, theirs) > 0.0) & (dist <= near)
         coming &= theirs @ way < -HEAD_ON * np.hypot(theirs[:, 0], theirs[:, 1]) * float(
             np.hypot(*way))
-        # in its lane as well: going on straight, that robot would touch it
-        unit = theirs / np.maximum(np.hypot(theirs[:, 0], theirs[:, 1]), 1e-9)[:, None]
-        lane = coming & (np.abs(unit[:, 0] * gaps[:, 1] - unit[:, 1] * gaps[:, 0]) < self.lane)
         if coming.any():
+            # straight away from the nearest of them, not from a robot of its own stream
             j = int(np.argmin(np.where(coming, dist, np.inf)))
-            if lane.any():
-                # back off along the way of the nearest robot coming at it: back along a
-                # corridor, not sideways into its wall when that one is diagonally ahead
-                return unit[j], int(ahead[j])
-            # coming at it but passing beside it: straight away from the nearest of them
-            # (sideways, mostly), not back along its way nor away from its own stream
             return -gaps[j] / max(dist[j], 1e-9), int(ahead[j])
         if ahead.size and dist.min() <= near:
-            # nobody coming at it: straight away from the nearest, as before
             j = int(np.argmin(dist))
+            if theirs[j] @ way > 0.0 and along[j] <= 0.0:
+                # beside it going its way: it drops back behind that robot (single file)
+                return -way / max(float(np.hypot(*way)), 1e-9), int(ahead[j])
+            # nobody coming at it: straight away from the nearest, as before
             return -gaps[j] / max(dist[j], 1e-9), int(ahead[j])
         return None
 
