@@ -127,3 +127,19 @@ def door_passages(radius: float, **options):
     grid = doorway(2).grid()
     return PassageMap(RouteMap(grid.blocked_mask(), grid.resolution, grid.origin,
                                radius=radius), **options)
+
+
+def stall(monitor, positions, pref, until: float = 3.0, wants=None, **given):
+    """Step a :class:`~planning_collision.fleet.progress.ProgressMonitor` every 0.05 s for
+    ``until`` seconds with the robots held at ``positions`` (N, 2) wanting ``pref`` (N, 2),
+    each 5 m from its goal, so that every robot that wants to move stalls; ``wants``
+    (default: a preferred velocity that is not zero) and ``given`` (``parked``, ``mouth``,
+    ``plain``, ``wall``) as :meth:`~planning_collision.fleet.progress.ProgressMonitor.resolve`
+    takes them. The last step's (told velocities, who yields)."""
+    positions, pref = np.asarray(positions, float), np.asarray(pref, float)
+    wants = np.abs(pref).max(axis=1) > 0.0 if wants is None else wants
+    told = yielding = None
+    for step in range(int(round(until / 0.05))):
+        told, yielding = monitor.resolve(step * 0.05, positions, pref,
+                                         np.full(len(pref), 5.0), wants, **given)
+    return told, yielding

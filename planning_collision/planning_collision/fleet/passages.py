@@ -285,7 +285,7 @@ class PassageMap:
         # fit: else it is nobody's user, and the passage turned before it was through
         cells = routes.snap(np.floor(routes.to_cells(positions)).astype(np.int64))
         h, w = routes.fits.shape
-        on_map = self._on_map(cells)
+        on_map = self.routes.on_grid(cells)
         steps = int(4.0 * self.zone / res) + int(math.hypot(h, w))
         for p, passage in enumerate(self.passages):
             users, exits, near = [], [], []
@@ -376,10 +376,8 @@ class PassageMap:
         """(N,) whether each world point (N, 2) lies in a passage's core or in its mouth
         (within ``radius`` of it, where the rule counts a robot as inside): where the robots
         making room for a stalled one do not step (fleet/progress.py)."""
-        cells = np.floor(self.routes.to_cells(points)).astype(np.int64)
-        on_map = self._on_map(cells)
-        inside = np.zeros(len(cells), dtype=bool)
-        r, c = cells[on_map, 0], cells[on_map, 1]
+        on_map, r, c = self.routes.grid_cells(points)
+        inside = np.zeros(on_map.size, dtype=bool)
         for passage in self.passages:  # its core's cells lie at distance 0
             inside[on_map] |= passage.distance[r, c] <= self.routes.radius
         return inside
@@ -387,20 +385,13 @@ class PassageMap:
     def around(self, points) -> np.ndarray:
         """(N,) whether each world point (N, 2) lies within a passage's zone or the reach of
         its holding places (fleet/holding.py): where the passage rule orders the robots."""
-        cells = np.floor(self.routes.to_cells(points)).astype(np.int64)
-        on_map = self._on_map(cells)
-        inside = np.zeros(len(cells), dtype=bool)
-        r, c = cells[on_map, 0], cells[on_map, 1]
+        on_map, r, c = self.routes.grid_cells(points)
+        inside = np.zeros(on_map.size, dtype=bool)
         for p, passage in enumerate(self.passages):
             inside[on_map] |= np.isfinite(passage.distance[r, c])
             if self.places is not None:
                 inside[on_map] |= np.isfinite(self.places[p].distance[r, c])
         return inside
-
-    def _on_map(self, cells) -> np.ndarray:
-        """(N,) whether each cell (N, 2: row, col) lies on the route map's grid."""
-        h, w = self.routes.fits.shape
-        return (cells[:, 0] >= 0) & (cells[:, 0] < h) & (cells[:, 1] >= 0) & (cells[:, 1] < w)
 
     def _away(self, passage: Passage, cell) -> np.ndarray:
         """The unit vector from ``cell`` to its neighbour farthest from ``passage``'s core

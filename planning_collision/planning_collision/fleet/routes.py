@@ -314,7 +314,6 @@ class RouteMap:
         self.weight = 1.0 + 4.0 * near  # up to 5x the cost right at the wall
         self.weight[self.lanes] = 1.0  # a one-lane passage's centre line: no middle to keep to
         self._costs: dict[tuple[int, int], np.ndarray] = {}
-        self._slope: list[np.ndarray] | None = None  # the clearance's gradient (wall_normal)
 
     @classmethod
     def from_grid(cls, grid, **options) -> RouteMap:
@@ -329,6 +328,18 @@ class RouteMap:
         dx, dy = p[:, 0] - ox, p[:, 1] - oy
         c, s = math.cos(yaw), math.sin(yaw)
         return np.column_stack([(-s * dx + c * dy), (c * dx + s * dy)]) / self.resolution
+
+    def on_grid(self, cells) -> np.ndarray:
+        """(N,) whether each integer cell (N, 2: row, col) lies on the grid."""
+        h, w = self.fits.shape
+        return (cells[:, 0] >= 0) & (cells[:, 0] < h) & (cells[:, 1] >= 0) & (cells[:, 1] < w)
+
+    def grid_cells(self, points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The cells of world points (N, 2): (N,) which lie on the grid, and the rows and
+        the columns of those that do."""
+        cells = np.floor(self.to_cells(points)).astype(np.int64)
+        on = self.on_grid(cells)
+        return on, cells[on, 0], cells[on, 1]
 
     def to_world(self, cells) -> np.ndarray:
         ox, oy, yaw = self.origin
@@ -421,15 +432,16 @@ class RouteMap:
         ``radius + within`` metres from the point, so that a robot there touches it or
         nearly; zero elsewhere, off the map, and where the clearance has no slope (fleet/
         progress.py: a robot yielding there does not back off into the wall)."""
-        if self._slope is None:
-            self._slope = np.gradient(self.clearance)  # per cell, (d/drow, d/dcol)
-        cells = np.floor(self.to_cells(points)).astype(np.int64)
-        h, w = self.clearance.shape
-        out = np.zeros((len(cells), 2))
-        on = (cells[:, 0] >= 0) & (cells[:, 0] < h) & (cells[:, 1] >= 0) & (cells[:, 1] < w)
-        r, c = cells[on, 0], cells[on, 1]
+        out = np.zeros((len(np.reshape(points, (-1, 2))), 2))
+        on, r, c = self.grid_cells(points)
         near = self.clearance[r, c] < self.radius + within
-        dr, dc = self._slope[0][r, c], self._slope[1][r, c]
+        # the gradient at those cells only, as np.gradient takes it: central differences
+        # inside the grid, one-sided on its border (per cell; row and column are y and x)
+        h, w = self.clearance.shape
+        r0, r1 = np.maximum(r - 1, 0), np.minimum(r + 1, h - 1)
+        c0, c1 = np.maximum(c - 1, 0), np.minimum(c + 1, w - 1)
+        dr = (self.clearance[r1, c] - self.clearance[r0, c]) / np.maximum(r1 - r0, 1)
+        dc = (self.clearance[r, c1] - self.clearance[r, c0]) / np.maximum(c1 - c0, 1)
         yaw = self.origin[2]
         gx = math.cos(yaw) * dc - math.sin(yaw) * dr  # (row, col) is (y, x) before the yaw
         gy = math.sin(yaw) * dc + math.cos(yaw) * dr

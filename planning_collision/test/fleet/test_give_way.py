@@ -3,35 +3,12 @@ intersection's deadlocks were robots at their goal closing an arm for good."""
 
 from __future__ import annotations
 
-from dataclasses import fields
-from pathlib import Path
-
 import numpy as np
-import yaml
+from narrow_maps import shipped_settings, stall
 
-import planning_collision.fleet.controller as controller_module
-from planning_collision.fleet.controller import FleetSettings
 from planning_collision.fleet.progress import ProgressMonitor
 from planning_collision.sim.fleet_loop import run_scenario
 from planning_collision.sim.scenes import make_scene
-
-ORCA_YAML = Path(controller_module.__file__).resolve().parents[2] / "config" / "orca.yaml"
-
-
-def shipped_settings(time_step: float) -> FleetSettings:
-    """FleetSettings from the shipped orca.yaml, as bench/bench_narrow.py runs them."""
-    params = yaml.safe_load(ORCA_YAML.read_text())["/**/orca_node"]["ros__parameters"]
-    names = {f.name for f in fields(FleetSettings)} - {"time_step"}
-    return FleetSettings(**{k: v for k, v in params.items() if k in names},
-                         time_step=time_step)
-
-
-def stall(monitor: ProgressMonitor, positions, pref, wants, parked, until: float = 3.0):
-    told = yielding = None
-    for step in range(int(round(until / 0.05))):
-        told, yielding = monitor.resolve(step * 0.05, positions, pref, np.full(len(wants), 5.0),
-                                         wants, parked)
-    return told, yielding
 
 
 def test_a_parked_robot_ahead_of_a_stalled_one_steps_aside():
@@ -44,13 +21,13 @@ def test_a_parked_robot_ahead_of_a_stalled_one_steps_aside():
     pref = np.array([[0.5, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]])
     wants = np.array([True, False, False, False])
     parked = ~wants
-    told, yielding = stall(monitor, positions, pref, wants, parked)
+    told, yielding = stall(monitor, positions, pref, wants=wants, parked=parked)
     assert yielding.tolist() == [False, True, False, False]
     assert np.allclose(told[1], 0.3 * np.array([0.5, 1.0]) / np.hypot(0.5, 1.0))
     assert np.array_equal(told[0], pref[0]) and not told[2:].any()
     # Without the parked mask (the former behaviour) nobody moves aside.
     old = ProgressMonitor(4, stall_time=2.0, yield_time=1.0)
-    _, yielding = stall(old, positions, pref, wants, None)
+    _, yielding = stall(old, positions, pref, wants=wants)
     assert not yielding.any()
 
 
@@ -61,7 +38,7 @@ def test_a_parked_robot_right_on_the_way_steps_to_its_left():
     positions = np.array([[0.0, 0.0], [0.0, 1.0], [0.0, 0.6]])
     pref = np.array([[0.0, 0.5], [0.0, -0.5], [0.0, 0.0]])
     wants = np.array([True, True, False])
-    told, yielding = stall(monitor, positions, pref, wants, ~wants, until=1.5)
+    told, yielding = stall(monitor, positions, pref, until=1.5, wants=wants, parked=~wants)
     assert yielding[2]
     # robot 0 asked first (priority): its way is +y, its left is -x
     assert told[2, 0] < 0.0 and told[2, 1] > 0.0

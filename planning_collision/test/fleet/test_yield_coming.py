@@ -12,18 +12,9 @@ the two-lane corridor of 4 slower (seeds 0-29: median makespan 40.8 -> 54.3 s)."
 from __future__ import annotations
 
 import numpy as np
+from narrow_maps import stall
 
 from planning_collision.fleet.progress import ProgressMonitor
-
-
-def stall(monitor: ProgressMonitor, positions, pref, until: float = 3.0):
-    positions, pref = np.asarray(positions, float), np.asarray(pref, float)
-    wants = np.abs(pref).max(axis=1) > 0.0
-    told = yielding = None
-    for step in range(int(round(until / 0.05))):
-        told, yielding = monitor.resolve(step * 0.05, positions, pref,
-                                         np.full(len(pref), 5.0), wants)
-    return told, yielding
 
 
 def unit(v):
@@ -183,12 +174,7 @@ def test_a_passage_user_backs_straight_away_from_the_nearest_as_before():
     for plain, expected in ((None, [-0.3, 0.0]), (np.array([False, False, True]), [0.3, 0.0])):
         monitor = ProgressMonitor(3, stall_time=2.0, yield_time=1.0, near=1.5,
                                   back_off_speed=0.3)
-        wants = np.ones(3, dtype=bool)
-        told = yielding = None
-        for step in range(60):
-            told, yielding = monitor.resolve(step * 0.05, np.asarray(positions, float),
-                                             np.asarray(pref, float), np.full(3, 5.0), wants,
-                                             plain=plain)
+        told, yielding = stall(monitor, positions, pref, plain=plain)
         assert yielding[2] and not yielding[0]
         assert np.allclose(told[2], expected)
         # backing off towards robot 1 for robot 0, robot 2 passes the yield on to robot 1,

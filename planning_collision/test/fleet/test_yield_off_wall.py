@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from narrow_maps import RES, rooms
+from narrow_maps import RES, rooms, stall
 
 from planning_collision.fleet.passages import PassageMap
 from planning_collision.fleet.progress import ProgressMonitor
@@ -49,13 +49,7 @@ def test_the_wall_normal_turns_with_the_map():
 def yielded(wall, positions, pref, until: float = 3.0):
     monitor = ProgressMonitor(len(pref), stall_time=2.0, yield_time=1.0, near=1.5,
                               back_off_speed=0.3)
-    positions, pref = np.asarray(positions, float), np.asarray(pref, float)
-    wants = np.abs(pref).max(axis=1) > 0.0
-    told = yielding = None
-    for step in range(int(round(until / 0.05))):
-        told, yielding = monitor.resolve(step * 0.05, positions, pref,
-                                         np.full(len(pref), 5.0), wants, wall=wall)
-    return told, yielding
+    return stall(monitor, positions, pref, until, wall=wall)
 
 
 def test_it_yields_along_the_wall_not_into_it():
@@ -102,9 +96,7 @@ def test_a_parked_robot_against_a_wall_makes_room_on_the_other_side():
     step = {}
     for wall in (routes.wall_normal, None):
         monitor = ProgressMonitor(2, stall_time=1.0, yield_time=1.0, back_off_speed=0.3)
-        for k in range(int(round(1.5 / 0.05))):
-            told, yielding = monitor.resolve(k * 0.05, positions, pref, np.full(2, 5.0),
-                                             wants, ~wants, wall=wall)
+        told, yielding = stall(monitor, positions, pref, 1.5, wants, parked=~wants, wall=wall)
         assert yielding.tolist() == [False, True]
         step[wall is None] = told[1] / 0.3
     assert np.allclose(step[False], np.array([1.0, -0.5]) / math.hypot(1.0, 0.5))
