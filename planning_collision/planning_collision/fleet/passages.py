@@ -117,7 +117,7 @@ import numba
 import numpy as np
 
 from .holding import HoldingPlaces
-from .routes import _DI, _DJ, RouteMap, _dijkstra, descend, edt, ridge
+from .routes import _DI, _DJ, RouteMap, _dijkstra, _segment_clear, descend, edt, ridge
 from .travel import PassageTravel
 from .zones import cells_inside
 
@@ -198,6 +198,26 @@ class Coordination(NamedTuple):
     passage: np.ndarray  # (N,) index of the passage it uses (-1: none)
 
 
+class EntryLine(NamedTuple):
+    """Where robots line up to enter a long passage from one side (:meth:`PassageMap._line`):
+    from ``start``, just outside the core's tip, ``length`` metres outward along the unit
+    ``direction`` (global frame), clear of walls for the robot's disc all along."""
+
+    start: np.ndarray  # (2,)
+    direction: np.ndarray  # (2,) unit, away from the core
+    length: float
+
+    def place(self, point) -> tuple[float, float]:
+        """How far ``point`` lies along the line from its start, and how far beside it."""
+        off = np.asarray(point, dtype=np.float64) - self.start
+        u = self.direction
+        return float(off @ u), abs(float(off[0] * u[1] - off[1] * u[0]))
+
+    def point(self, along: float) -> np.ndarray:
+        """The point ``along`` metres out along the line."""
+        return self.start + self.direction * along
+
+
 class PassageMap:
     """The passages of a :class:`RouteMap`'s grid (see the module docstring)."""
 
@@ -210,6 +230,7 @@ class PassageMap:
             raise ValueError(f"batch must be at least 1, got {batch}")
         self.batch = int(batch)
         self.arrived = 0.1  # metres: a waiter this near its holding place stands
+        self.in_line = 0.1  # metres: a robot this near an entry line stands in it
         res = routes.resolution
         wide = 2.0 * routes.radius
         shape = routes.fits.shape
@@ -242,7 +263,42 @@ class PassageMap:
         self.places = [HoldingPlaces(routes, q.core, mouth=self.hold,
                                      clear=2.0 * routes.radius + 0.1)
                        for q in self.passages] if holding else None
+        # where robots line up to enter each side of a long passage (_line_up)
+        self.lines = [[self._line(q, t, s) for s in range(len(t.to_side))]
+                      for q, t in zip(self.passages, self.travel, strict=True)]
         self.forget()
+
+    def _line(self, passage: Passage, travel: PassageTravel, side: int,
+              reach: int = 16) -> EntryLine | None:
+        """The :class:`EntryLine` of ``passage``'s side ``side``: from the core's tip on that
+        side (its cells nearest the side) straight out, along the way the core runs there
+        (from its cells 0.5-1 m deeper to the tip), starting ``radius + 0.05`` m out and as
+        far as the robot's disc fits, checked every robot spacing (``2 * min_radius``), at
+        most ``reach`` of them; None where the core is too short to tell its way or the
+        disc does not fit even at the start."""
+        routes = self.routes
+        res, radius = routes.resolution, routes.radius
+        cells = np.argwhere(passage.core)
+        d = travel.to_side[side][cells[:, 0], cells[:, 1]]
+        cells, d = cells[np.isfinite(d)], d[np.isfinite(d)]
+        if not len(cells):
+            return None
+        tip = routes.to_world(cells[d <= d.min() + 1.5 * res] + 0.5).mean(axis=0)
+        deep = cells[(d >= d.min() + 0.5) & (d <= d.min() + 1.0)]
+        if not len(deep):
+            return None
+        u = tip - routes.to_world(deep + 0.5).mean(axis=0)
+        if np.hypot(*u) < 1e-9:
+            return None
+        u = u / np.hypot(*u)
+        start, step = tip + u * (radius + 0.05), 2.0 * routes.min_radius
+        last, length = routes.to_cells([tip])[0], -step
+        for k in range(reach):
+            here = routes.to_cells([start + u * (k * step)])[0]
+            if not _segment_clear(routes.fits, last[0], last[1], here[0], here[1]):
+                break
+            last, length = here, k * step
+        return EntryLine(start, u, length) if length > 0.0 else None
 
     def forget(self) -> None:
         """Forget the batches served so far (every passage free, no robot admitted)."""
@@ -356,8 +412,12 @@ class PassageMap:
                 since = self._since[p]
                 self._since[p] = {int(ids[i]): since.get(int(ids[i]), float(now))
                                   for i in users_a if waiting[i] or int(ids[i]) in since}
-            self._file_in(users_a, exits_a, near_a, ids, held, admitted, positions,
-                          velocities)
+            if long:
+                self._line_up(p, users_a, exits_a, near_a, inside, ids, held, admitted,
+                              positions, velocities)
+            else:
+                self._file_in(users_a, exits_a, near_a, ids, held, admitted, positions,
+                              velocities)
             self._single_file(p, users_a, exits_a, near_a, inside, ids, held, admitted,
                               cells, positions, velocities)
         return Coordination(velocities, waiting, used)
@@ -461,6 +521,57 @@ class PassageMap:
             apart = float(np.hypot(*(positions[users[k]] - positions[users[first]])))
             if behind < 2.0 * radius and behind < 0.5 * apart:
                 velocities[users[k]] = 0.0
+
+    def _line_up(self, p, users, exits, near, inside, ids, held, admitted, positions,
+                 velocities) -> None:
+        """Into a long passage, the admitted robots outside the mouth (``near`` beyond
+        ``radius``) enter in a line (module docstring: lined up). Per entry side (the
+        :class:`EntryLine` whose start is nearest, of the sides other than the ``held`` one),
+        in the order of their distance to the core (then id): each may come as far as a
+        robot spacing (``2 * min_radius``) behind the one before it, the robot of its side
+        last gone in (the farthest out of those ``inside``) for the first, never nearer
+        than the line's start nor farther than its end. Where that is ahead of it, it heads
+        there; where it is not and it stands in the line (within ``in_line`` of it), it
+        waits; off the line it heads there too. The first robot, with nobody in the way,
+        keeps its route."""
+        lines, tol = self.lines[p], self.in_line
+        gap = 2.0 * self.routes.min_radius
+        going = sorted((k for k in range(len(users)) if exits[k] == held
+                        and near[k] > self.routes.radius and int(ids[users[k]]) in admitted),
+                       key=lambda k: (near[k], int(ids[users[k]])))
+        if not going:
+            return
+        starts = [(s, line.start) for s, line in enumerate(lines)
+                  if s != held and line is not None]
+        if not starts:
+            return
+
+        def entry(k) -> int:  # the side robot k enters from: the nearest line start
+            at = positions[users[k]]
+            return min(starts, key=lambda sl: float(np.hypot(*(sl[1] - at))))[0]
+
+        sides = {k: entry(k) for k in going}
+        gone = [k for k in range(len(users)) if exits[k] == held and inside[k]]
+        for s, line in enumerate(lines):
+            order = [k for k in going if sides[k] == s]
+            if not order:
+                continue
+            prev = max((line.place(positions[users[k]])[0] for k in gone if entry(k) == s),
+                       default=-math.inf)
+            for n, k in enumerate(order):
+                i = users[k]
+                along, lateral = line.place(positions[i])
+                want = min(max(0.0, prev + gap), line.length)
+                if n == 0 and want <= 0.0:  # nobody in its way: its route takes it in
+                    prev = along if lateral <= tol else 0.0
+                    continue
+                if along <= want + tol and lateral <= tol:
+                    velocities[i] = 0.0  # in the line, close behind the one before: waits
+                    prev = max(along, want)
+                    continue
+                velocities[i] = self._towards(positions[i], line.point(want),
+                                              float(np.hypot(*velocities[i])))
+                prev = max(along, want) if lateral <= tol else want
 
     def _holding_place(self, p, i, ids, cells, goals, keep_clear, kept):
         """Where waiting robot ``i`` (a robot with a goal) waits for passage ``p``: the place
