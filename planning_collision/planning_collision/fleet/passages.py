@@ -103,7 +103,10 @@ along the corridor's end walls and jostled in the mouth, while the other side st
 it all (62 of 100 runs of 16 waited over 30 s; 18 with the line). Fixed places in the line,
 one per robot (some sent back to theirs), and robots waiting off the line until their place
 came up to them did worse (seeds 0-39: 13 and 22 runs over 30 s, against 3). A door keeps
-filing in as before (:meth:`PassageMap._file_in`).
+filing in as before (:meth:`PassageMap._file_in`), and so does every passage in cmd_vel mode
+(robots without a goal): there orca_node filters the navigation stack's commands, and
+steering a robot to a place of its own choosing is the navigation stack's part, as holding
+places are.
 
 **Robots already through.** A robot that used a passage and now stands on the side it was
 going to has gone through; pushed back into the core later (by a robot making room), it
@@ -427,7 +430,7 @@ class PassageMap:
                 since = self._since[p]
                 self._since[p] = {int(ids[i]): since.get(int(ids[i]), float(now))
                                   for i in users_a if waiting[i] or int(ids[i]) in since}
-            if long:
+            if long and np.isfinite(goals[users_a]).all():  # goal mode (module docstring)
                 self._line_up(p, users_a, exits_a, near_a, inside, ids, held, admitted,
                               positions, velocities)
             else:

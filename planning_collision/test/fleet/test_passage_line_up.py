@@ -181,3 +181,20 @@ def test_the_benchmarks_block_of_eight_is_in_the_corridor_within_20_s(seed):
     east = starts[:, 0] > 0.0
     assert (x[east] < 3.0).all(), x[east]
     assert (x[~east] < -3.0).all(), x[~east]
+
+
+def test_in_cmd_vel_mode_robots_file_in_as_before():
+    """Without goals (cmd_vel mode: the navigation stack steers, orca_node filters) a long
+    passage's robots are not sent to a line: the one close behind the robot just gone in
+    keeps its navigation command, as filing in (fleet/passages.py _file_in) leaves it."""
+    passages = corridor_passages()
+    line = [ln for ln in passages.lines[0] if ln.start[0] > 0][0]
+    positions = np.array([(line.start[0] - 0.4, 0.0), (line.start[0] + 0.2, 0.0)])
+    given = np.tile(PREFERRED, (2, 1))
+    told = passages.coordinate(positions, np.full((2, 2), np.nan), given, np.ones(2, bool),
+                               now=0.0, max_wait=MAX_WAIT, speed=SPEED)
+    assert not told.waiting.any()
+    assert np.allclose(told.velocities, given)
+    passages.forget()
+    velocities, _ = decide(passages, positions, [(-5.0, 0.0)] * 2)  # goal mode: it stands
+    assert np.allclose(velocities[1], 0.0)
