@@ -568,13 +568,13 @@ class PassageMap:
             at = positions[users[k]]
             return min(starts, key=lambda sl: float(np.hypot(*(sl[1] - at))))[0]
 
-        sides = {k: entry(k) for k in going}
         gone = [k for k in range(len(users)) if exits[k] == held and inside[k]]
+        sides = {k: entry(k) for k in going + gone}
         for s, line in enumerate(lines):
             order = [k for k in going if sides[k] == s]
             if not order:
                 continue
-            prev = max((line.place(positions[users[k]])[0] for k in gone if entry(k) == s),
+            prev = max((line.place(positions[users[k]])[0] for k in gone if sides[k] == s),
                        default=-math.inf)
             for n, k in enumerate(order):
                 i = users[k]

@@ -45,6 +45,11 @@ def passages_of(blocked, origin):
     return PassageMap(RouteMap(blocked, RES, origin, radius=0.35, min_radius=0.3))
 
 
+def east(passages):
+    """The entry line at the corridor's east end (x > 0)."""
+    return [line for line in passages.lines[0] if line.start[0] > 0][0]
+
+
 def decide(passages, positions, goals):
     """The rule's velocities for robots at ``positions`` going to ``goals``, all given
     PREFERRED (the control time 0, the bench's speed and max_wait: a long passage)."""
@@ -97,7 +102,7 @@ def test_in_line_close_behind_the_one_gone_in_it_waits_then_follows():
     right behind it: it waits (velocity zero, not told to wait for the passage) until robot 0
     is a robot spacing ahead, then keeps its route."""
     passages = corridor_passages()
-    start = [ln for ln in passages.lines[0] if ln.start[0] > 0][0].start
+    start = east(passages).start
     goals = [(-5.0, 0.0), (-5.0, 0.0)]
     close = [(start[0] - 0.4, 0.0), (start[0] + 0.2, 0.0)]
     velocities, waiting = decide(passages, close, goals)
@@ -115,7 +120,7 @@ def test_off_the_line_it_heads_for_its_place_in_it():
     for its place on the line, a robot spacing behind robot 0, across (towards the line) and
     not into the corridor's end wall."""
     passages = corridor_passages()
-    line = [ln for ln in passages.lines[0] if ln.start[0] > 0][0]
+    line = east(passages)
     goals = [(-5.0, 0.0), (-5.0, 0.0)]
     at = (float(line.start[0]) + 0.3, 0.7)
     velocities, waiting = decide(passages, [(line.start[0] - 0.4, 0.0), at], goals)
@@ -133,7 +138,7 @@ def test_the_robot_farther_out_waits_behind_the_nearer_one():
     """Two robots on the line, nobody in the core: the nearer keeps its route, the one less
     than a robot spacing behind it stands; one farther back comes up to a spacing behind."""
     passages = corridor_passages()
-    line = [ln for ln in passages.lines[0] if ln.start[0] > 0][0]
+    line = east(passages)
     goals = [(-5.0, 0.0)] * 3
     front = line.point(0.5)
     velocities, _ = decide(passages, [front, line.point(0.5 + 0.55)], goals[:2])
@@ -188,7 +193,7 @@ def test_in_cmd_vel_mode_robots_file_in_as_before():
     passage's robots are not sent to a line: the one close behind the robot just gone in
     keeps its navigation command, as filing in (fleet/passages.py _file_in) leaves it."""
     passages = corridor_passages()
-    line = [ln for ln in passages.lines[0] if ln.start[0] > 0][0]
+    line = east(passages)
     positions = np.array([(line.start[0] - 0.4, 0.0), (line.start[0] + 0.2, 0.0)])
     given = np.tile(PREFERRED, (2, 1))
     told = passages.coordinate(positions, np.full((2, 2), np.nan), given, np.ones(2, bool),
