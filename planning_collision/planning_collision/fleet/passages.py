@@ -108,6 +108,19 @@ filing in as before (:meth:`PassageMap._file_in`), and so does every passage in 
 steering a robot to a place of its own choosing is the navigation stack's part, as holding
 places are.
 
+**Out of a long passage, clear of its mouth.** In goal mode, while an admitted robot of the
+served side follows in a long passage's core within ``follow`` metres (2 m) of its end on
+that side, a robot on that side whose goal lies in the mouth (within ``hold`` of the core)
+does not stop there: it heads for a holding place (off the mouth, off the goals and the
+places taken) and goes on to its goal once nobody follows that close
+(:meth:`PassageMap._clear_exit`). The corridor_1.5d benchmark swaps two blocks, so the first
+robots out of the corridor park in its mouth, on the goals nearest it, and the robots close
+behind them had to push past them (seed 94 of 16: the last robot stood 5 s in the corridor
+with its way out blocked, and the other side, waiting since 2.4 s, could go at 33.1 s;
+27.7 s with the rule). Holding them aside while any admitted robot was still to come made
+them wait through a whole slow batch (seed 53: 27 s at the place); ``follow`` lets them go
+in the gaps of a batch that trickles in.
+
 **Robots already through.** A robot that used a passage and now stands on the side it was
 going to has gone through; pushed back into the core later (by a robot making room), it
 goes on and takes no part in the rule (:meth:`PassageMap._went_through`).
@@ -249,6 +262,7 @@ class PassageMap:
         self.batch = int(batch)
         self.arrived = 0.1  # metres: a waiter this near its holding place stands
         self.in_line = 0.1  # metres: a robot this near an entry line stands in it
+        self.follow = 2.0  # metres: a robot this near the core's end follows (_clear_exit)
         res = routes.resolution
         wide = 2.0 * routes.radius
         shape = routes.fits.shape
@@ -329,6 +343,7 @@ class PassageMap:
         self._through: list[dict] = [{} for _ in self.passages]  # id -> the side it came to
         self._since: list[dict] = [{} for _ in self.passages]  # id -> told to wait since
         self._out: list[set] = [set() for _ in self.passages]  # taken out, not through yet
+        self._aside: list[dict] = [{} for _ in self.passages]  # id -> its place (_clear_exit)
 
     def coordinate(self, positions, goals, velocities, moving, ids=None,
                    keep_clear=None, now: float | None = None,
@@ -391,6 +406,7 @@ class PassageMap:
                     if through.get(int(ids[i]), -1) != e]
             if not rule:
                 holds.clear()
+                self._aside[p].clear()
                 self._waited[p], self._closed[p] = math.nan, False
                 continue
             users_a, exits_a, near_a = (np.array(users)[rule], np.array(exits)[rule],
@@ -430,7 +446,8 @@ class PassageMap:
                 since = self._since[p]
                 self._since[p] = {int(ids[i]): since.get(int(ids[i]), float(now))
                                   for i in users_a if waiting[i] or int(ids[i]) in since}
-            if long and np.isfinite(goals[users_a]).all():  # goal mode (module docstring)
+            goal_mode = bool(np.isfinite(goals[users_a]).all())  # module docstring
+            if long and goal_mode:
                 self._line_up(p, users_a, exits_a, near_a, inside, ids, held, admitted,
                               positions, velocities)
             else:
@@ -438,6 +455,12 @@ class PassageMap:
                               velocities)
             self._single_file(p, users_a, exits_a, near_a, inside, ids, held, admitted,
                               cells, positions, velocities)
+            if long and goal_mode:
+                self._clear_exit(p, users_a[inside & (exits_a == held)], ids, held,
+                                 admitted, cells, moving & on_map & (used < 0), positions,
+                                 goals, velocities, keep_clear)
+            else:
+                self._aside[p].clear()
         return Coordination(velocities, waiting, used)
 
     def window(self, p: int, max_wait: float, speed: float | None = None) -> float:
@@ -590,6 +613,47 @@ class PassageMap:
                 velocities[i] = self._towards(positions[i], line.point(want),
                                               float(np.hypot(*velocities[i])))
                 prev = max(along, want) if lateral <= tol else want
+
+    def _clear_exit(self, p, going, ids, held, admitted, cells, free, positions,
+                    goals, velocities, keep_clear) -> None:
+        """Out of long passage ``p``, its mouth kept clear (module docstring): while one of
+        the robots ``going`` (inside, towards the served side ``held``) that was admitted
+        is in the core within ``follow`` metres of that side, each robot of ``free`` (the
+        robots no passage rule took) standing on that side with its goal in the mouth
+        (within ``hold`` of the core, on that side) heads for a holding place instead of
+        its goal, the same one until nobody follows that close."""
+        places, to_side = self.places, self.travel[p].to_side
+        if places is None or not 0 <= held < len(to_side):
+            self._aside[p].clear()
+            return
+        left = to_side[held]
+        if not any(int(ids[i]) in admitted and left[cells[i, 0], cells[i, 1]] <= self.follow
+                   for i in going):
+            self._aside[p].clear()
+            return
+        passage, routes, holding = self.passages[p], self.routes, places[p]
+        free = free & np.isfinite(goals).all(axis=1)
+        ends = np.floor(routes.to_cells(np.where(free[:, None], goals, 0.0))).astype(np.int64)
+        free &= routes.on_grid(ends)
+        aside, kept = self._aside[p], {}
+        taken = list(self._holds[p].values())
+        for i in np.flatnonzero(free):
+            r, c = ends[i]
+            if passage.sides[r, c] != held or not passage.distance[r, c] <= self.hold:
+                continue
+            side = holding.part_of(positions[i])
+            if side < 0 or side != holding.part_of(goals[i]):
+                continue  # not (yet) on the side of its goal
+            key = int(ids[i])
+            place = aside.get(key)
+            if place is None:
+                place = holding.pick(positions[i], np.concatenate(
+                    (keep_clear, np.reshape(taken + list(kept.values()), (-1, 2)))))
+            if place is None:
+                continue
+            kept[key] = place
+            velocities[i] = self._towards(positions[i], place, float(np.hypot(*velocities[i])))
+        self._aside[p] = kept
 
     def _holding_place(self, p, i, ids, cells, goals, keep_clear, kept):
         """Where waiting robot ``i`` (a robot with a goal) waits for passage ``p``: the place
