@@ -91,22 +91,26 @@ robots go on. It met the other side's first robot halfway down the corridor, and
 them backed out metres at creeping speed while both blocks stood.
 
 **Lined up.** Into a passage longer to drive than ``max_wait`` the admitted robots outside
-its mouth come in along an *entry line* (:class:`EntryLine`, :meth:`PassageMap._line`):
-from just outside the core's tip on their side straight out, the way the core runs there,
-as far as the robot's disc fits. In the order of their distance to the core, each may come
-as far as a robot spacing (``2 * min_radius``) behind the one before it, the first behind
-the robot of its side last gone in; a robot in the line nearer than that waits, one off
-the line heads for that place, and the first, with nobody in its way, keeps its route
-(:meth:`PassageMap._line_up`). A block of eight (three columns, mixed drives) entered
-corridor_1.5d's lane one robot every 2-3 s: robots came at the mouth from every side, slid
-along the corridor's end walls and jostled in the mouth, while the other side stood through
-it all (62 of 100 runs of 16 waited over 30 s; 18 with the line). Fixed places in the line,
-one per robot (some sent back to theirs), and robots waiting off the line until their place
-came up to them did worse (seeds 0-39: 13 and 22 runs over 30 s, against 3). A door keeps
-filing in as before (:meth:`PassageMap._file_in`), and so does every passage in cmd_vel mode
-(robots without a goal): there orca_node filters the navigation stack's commands, and
-steering a robot to a place of its own choosing is the navigation stack's part, as holding
-places are.
+its mouth come in along an *entry line* (:class:`EntryLine`, :meth:`PassageMap._line`): from
+just outside the core's tip on their side straight out, the way the core runs there, as far
+as the robot's disc fits. In the order of their distance to the core, each may come as far
+as a robot spacing (``2 * min_radius``) behind the one before it, the first behind the robot
+of its side last gone in; a robot in the line nearer than that waits, one off the line heads
+for that place, and the first, with nobody in its way, keeps its route
+(:meth:`PassageMap._line_up`). A robot off the line less than ``3 * radius`` from the one
+before it, itself off the line, waits where it stands until that one is in the line: two
+differential drives heading for neighbouring places from either side of the line met nose to
+nose and stood until the progress monitor counted them stalled (corridor_1.5d of 8, seed 37:
+from the start to 8.3 s; the other side waited 30.5 s). A block of eight (three columns,
+mixed drives) entered corridor_1.5d's lane one robot every 2-3 s: robots came at the mouth
+from every side, slid along the corridor's end walls and jostled in the mouth, while the
+other side stood through it all (62 of 100 runs of 16 waited over 30 s; 18 with the line).
+Fixed places in the line, one per robot (some sent back to theirs), and robots waiting off
+the line until their place came up to them did worse (seeds 0-39: 13 and 22 runs over 30 s,
+against 3). A door keeps filing in as before (:meth:`PassageMap._file_in`), and so does
+every passage in cmd_vel mode (robots without a goal): there orca_node filters the
+navigation stack's commands, and steering a robot to a place of its own choosing is the
+navigation stack's part, as holding places are.
 
 **Out of a long passage, clear of its mouth.** In goal mode, while an admitted robot of the
 served side follows in a long passage's core within ``follow`` metres (2 m) of its end on
@@ -573,10 +577,12 @@ class PassageMap:
         last gone in (the farthest out of those ``inside``) for the first, never nearer
         than the line's start nor farther than its end. Where that is ahead of it, it heads
         there; where it is not and it stands in the line (within ``in_line`` of it), it
-        waits; off the line it heads there too. The first robot, with nobody in the way,
-        keeps its route."""
+        waits; off the line it heads there too, unless the robot before it is off the line
+        as well and less than ``3 * radius`` away: then it waits where it stands until that
+        one is in the line. The first robot, with nobody in the way, keeps its route."""
         lines, tol = self.lines[p], self.in_line
         gap = 2.0 * self.routes.min_radius
+        close = 3.0 * self.routes.radius  # off the line this near the one before: waits
         going = sorted((k for k in range(len(users)) if exits[k] == held
                         and near[k] > self.routes.radius and int(ids[users[k]]) in admitted),
                        key=lambda k: (near[k], int(ids[users[k]])))
@@ -599,20 +605,29 @@ class PassageMap:
                 continue
             prev = max((line.place(positions[users[k]])[0] for k in gone if sides[k] == s),
                        default=-math.inf)
+            before = None  # where the robot before it stands while that one is off the line
             for n, k in enumerate(order):
                 i = users[k]
                 along, lateral = line.place(positions[i])
                 want = min(max(0.0, prev + gap), line.length)
+                off = lateral > tol
                 if n == 0 and want <= 0.0:  # nobody in its way: its route takes it in
-                    prev = along if lateral <= tol else 0.0
+                    prev = 0.0 if off else along
+                    before = positions[i] if off else None
                     continue
-                if along <= want + tol and lateral <= tol:
+                if off and before is not None and \
+                        float(np.hypot(*(positions[i] - before))) < close:
+                    velocities[i] = 0.0  # the one before, close by, is not in the line yet
+                    prev, before = want, positions[i]
+                    continue
+                if along <= want + tol and not off:
                     velocities[i] = 0.0  # in the line, close behind the one before: waits
-                    prev = max(along, want)
+                    prev, before = max(along, want), None
                     continue
                 velocities[i] = self._towards(positions[i], line.point(want),
                                               float(np.hypot(*velocities[i])))
-                prev = max(along, want) if lateral <= tol else want
+                prev = want if off else max(along, want)
+                before = positions[i] if off else None
 
     def _clear_exit(self, p, going, ids, held, admitted, cells, free, positions,
                     goals, velocities, keep_clear) -> None:

@@ -134,6 +134,34 @@ def test_off_the_line_it_heads_for_its_place_in_it():
     assert float(v @ heading) > 0.9 * np.hypot(*v)
 
 
+def test_off_the_line_beside_the_one_before_still_off_it_it_waits():
+    """Robot 0 has just gone in; robots 1 and 2 are both off the line, on either side of it,
+    0.92 m apart: robot 1 (the nearer the core) heads for its place, robot 2 waits where it
+    stands (both differential drives met nose to nose there before: corridor_1.5d of 8,
+    seed 37). Once robot 1 is in the line, or with robot 2 farther than ``3 * radius``
+    from it, robot 2 heads for its place. The same behind a first robot that keeps its
+    route off the line (seed 44: from the start to 8.7 s)."""
+    passages = corridor_passages()
+    x = float(east(passages).start[0])
+    gone = (x - 0.4, 0.0)
+    goals = [(-5.0, 0.0)] * 3
+    velocities, waiting = decide(passages, [gone, (x + 0.5, 0.5), (x + 0.7, -0.4)], goals)
+    assert not waiting.any()
+    assert np.hypot(*velocities[1]) > 0.1 and velocities[1][1] < 0.0  # towards the line
+    assert np.allclose(velocities[2], 0.0)
+    passages.forget()
+    velocities, _ = decide(passages, [gone, (x + 0.6, 0.0), (x + 0.7, -0.4)], goals)
+    assert np.hypot(*velocities[2]) > 0.1 and velocities[2][1] > 0.0
+    passages.forget()
+    velocities, _ = decide(passages, [gone, (x + 0.5, 0.5), (x + 1.6, -0.6)], goals)
+    assert 3.0 * passages.routes.radius < np.hypot(1.1, 1.1)
+    assert np.hypot(*velocities[2]) > 0.1  # on its way, not standing
+    passages.forget()  # nobody gone in: the first keeps its route, off the line
+    velocities, _ = decide(passages, [(x + 0.5, 0.5), (x + 0.7, -0.4)], goals[:2])
+    assert np.allclose(velocities[0], PREFERRED)
+    assert np.allclose(velocities[1], 0.0)
+
+
 def test_the_robot_farther_out_waits_behind_the_nearer_one():
     """Two robots on the line, nobody in the core: the nearer keeps its route, the one less
     than a robot spacing behind it stands; one farther back comes up to a spacing behind."""
@@ -169,6 +197,20 @@ def test_a_door_does_not_line_up():
     assert np.allclose(with_lines[1], 0.0)  # beside the first: stands (_file_in)
     passages.lines = [[None] * len(lines) for lines in passages.lines]
     assert np.array_equal(run(passages).velocities, with_lines)
+
+
+def test_the_benchmarks_block_of_four_is_in_the_corridor_within_10_s():
+    """corridor_1.5d of 8, seed 37, in the pure loop: 10 s after the start the four robots
+    of the east block are in the corridor or through it, with no contact. Before, two
+    differential drives of its second row stood nose to nose on their way to the line until
+    the progress monitor counted them stalled (8.3 s) and went in at 11.7 and 16.9 s."""
+    scene = make_scene("corridor_1.5d", 8, 37)
+    result = run_scenario(scene.scenario, shipped_settings(scene.time_step),
+                          control_period=scene.time_step, timeout=10.0, grid=scene.grid())
+    assert result.contacts == []
+    starts = np.array([robot.start for robot in scene.scenario.robots])
+    x = result.simulation.poses[:, 0]
+    assert (x[starts[:, 0] > 0.0] < 3.0).all(), x
 
 
 @pytest.mark.parametrize("seed", [2, 4, 9])
