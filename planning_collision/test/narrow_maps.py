@@ -50,6 +50,20 @@ def shipped_settings(time_step: float):
                          time_step=time_step)
 
 
+def corridor_positions(robots: int, seed: int, timeout: float):
+    """corridor_1.5d of ``robots`` (seed ``seed``) in the pure loop as bench/bench_narrow.py
+    runs it, cut at ``timeout`` seconds: the robot contacts and wall contacts seen, which
+    robots started east of the corridor (x > 0), and every robot's x at the end."""
+    from planning_collision.sim.fleet_loop import run_scenario
+    from planning_collision.sim.scenes import make_scene
+
+    scene = make_scene("corridor_1.5d", robots, seed)
+    result = run_scenario(scene.scenario, shipped_settings(scene.time_step),
+                          control_period=scene.time_step, timeout=timeout, grid=scene.grid())
+    starts = np.array([robot.start for robot in scene.scenario.robots])
+    return result.contacts, starts[:, 0] > 0.0, result.simulation.poses[:, 0]
+
+
 def corridor_passages():
     """The passages of the benchmark's one-lane corridor, corridor_1.5d (x from -3 to 3,
     0.75 m wide), as the pure loop gives them to the controller."""

@@ -12,10 +12,7 @@ out on that side with its goal in the mouth now heads for a holding place instea
 from __future__ import annotations
 
 import numpy as np
-from narrow_maps import corridor_passages, door_passages, shipped_settings
-
-from planning_collision.sim.fleet_loop import run_scenario
-from planning_collision.sim.scenes import make_scene
+from narrow_maps import corridor_passages, corridor_positions, door_passages
 
 SPEED = 0.5
 MAX_WAIT = 6.0
@@ -119,12 +116,7 @@ def test_the_benchmarks_east_block_is_out_of_the_corridor_by_28_s():
     the start the eight robots of the east block are out of the corridor (west of x = -3)
     and the west block has not gone in, with no contact. Before, the last of them stood in
     the corridor from 26 to 31 s behind robots parking in its mouth (out at 30.9 s)."""
-    scene = make_scene("corridor_1.5d", 16, 94)
-    result = run_scenario(scene.scenario, shipped_settings(scene.time_step),
-                          control_period=scene.time_step, timeout=28.0, grid=scene.grid())
-    assert result.contacts == []
-    starts = np.array([robot.start for robot in scene.scenario.robots])
-    x = result.simulation.poses[:, 0]
-    east = starts[:, 0] > 0.0
+    contacts, east, x = corridor_positions(16, 94, 28.0)
+    assert contacts == []
     assert (x[east] < -3.0).all(), x[east]
     assert (x[~east] < -3.0).all(), x[~east]

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from narrow_maps import RES, corridor_passages, door_passages, shipped_settings
+from narrow_maps import RES, corridor_passages, corridor_positions, door_passages
 
 from planning_collision.fleet.passages import PassageMap
 from planning_collision.fleet.routes import RouteMap
-from planning_collision.sim.fleet_loop import run_scenario
-from planning_collision.sim.scenes import make_scene
 
 SPEED = 0.5
 MAX_WAIT = 6.0
@@ -204,13 +202,9 @@ def test_the_benchmarks_block_of_four_is_in_the_corridor_within_10_s():
     of the east block are in the corridor or through it, with no contact. Before, two
     differential drives of its second row stood nose to nose on their way to the line until
     the progress monitor counted them stalled (8.3 s) and went in at 11.7 and 16.9 s."""
-    scene = make_scene("corridor_1.5d", 8, 37)
-    result = run_scenario(scene.scenario, shipped_settings(scene.time_step),
-                          control_period=scene.time_step, timeout=10.0, grid=scene.grid())
-    assert result.contacts == []
-    starts = np.array([robot.start for robot in scene.scenario.robots])
-    x = result.simulation.poses[:, 0]
-    assert (x[starts[:, 0] > 0.0] < 3.0).all(), x
+    contacts, east, x = corridor_positions(8, 37, 10.0)
+    assert contacts == []
+    assert (x[east] < 3.0).all(), x
 
 
 @pytest.mark.parametrize("seed", [2, 4, 9])
@@ -219,13 +213,8 @@ def test_the_benchmarks_block_of_eight_is_in_the_corridor_within_20_s(seed):
     the eight robots of the east block are all in the corridor or through it, the west
     block all still outside, with no contact. Before, 5, 7 and 5 of the eight were (the
     block took 22-25 s to enter)."""
-    scene = make_scene("corridor_1.5d", 16, seed)
-    result = run_scenario(scene.scenario, shipped_settings(scene.time_step),
-                          control_period=scene.time_step, timeout=20.0, grid=scene.grid())
-    assert result.contacts == []
-    starts = np.array([robot.start for robot in scene.scenario.robots])
-    x = result.simulation.poses[:, 0]
-    east = starts[:, 0] > 0.0
+    contacts, east, x = corridor_positions(16, seed, 20.0)
+    assert contacts == []
     assert (x[east] < 3.0).all(), x[east]
     assert (x[~east] < -3.0).all(), x[~east]
 
