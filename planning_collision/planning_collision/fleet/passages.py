@@ -98,19 +98,21 @@ as a robot spacing (``2 * min_radius``) behind the one before it, the first behi
 of its side last gone in; a robot in the line nearer than that waits, one off the line heads
 for that place, and the first, with nobody in its way, keeps its route
 (:meth:`PassageMap._line_up`). A robot off the line less than ``3 * radius`` from the one
-before it, itself off the line, waits where it stands until that one is in the line: two
-differential drives heading for neighbouring places from either side of the line met nose to
-nose and stood until the progress monitor counted them stalled (corridor_1.5d of 8, seed 37:
-from the start to 8.3 s; the other side waited 30.5 s). A block of eight (three columns,
-mixed drives) entered corridor_1.5d's lane one robot every 2-3 s: robots came at the mouth
-from every side, slid along the corridor's end walls and jostled in the mouth, while the
-other side stood through it all (62 of 100 runs of 16 waited over 30 s; 18 with the line).
-Fixed places in the line, one per robot (some sent back to theirs), and robots waiting off
-the line until their place came up to them did worse (seeds 0-39: 13 and 22 runs over 30 s,
-against 3). A door keeps filing in as before (:meth:`PassageMap._file_in`), and so does
-every passage in cmd_vel mode (robots without a goal): there orca_node filters the
-navigation stack's commands, and steering a robot to a place of its own choosing is the
-navigation stack's part, as holding places are.
+before it, itself off the line (the first one too, keeping its route), waits where it stands
+until that one is in the line: two differential drives heading for neighbouring places from
+either side of the line met nose to nose and stood until the progress monitor counted them
+stalled (corridor_1.5d of 8, seed 37: from the start to 8.3 s, and the other side waited
+30.5 s with the mouth kept clear, below); behind a first one keeping its route, the robot
+went for its place across that route (seed 44: both stood to 11.5 s). A block of eight
+(three columns, mixed drives) entered corridor_1.5d's lane one robot every 2-3 s: robots
+came at the mouth from every side, slid along the corridor's end walls and jostled in the
+mouth, while the other side stood through it all (62 of 100 runs of 16 waited over 30 s; 18
+with the line). Fixed places in the line, one per robot (some sent back to theirs), and
+robots waiting off the line until their place came up to them did worse (seeds 0-39: 13 and
+22 runs over 30 s, against 3). A door keeps filing in as before
+(:meth:`PassageMap._file_in`), and so does every passage in cmd_vel mode (robots without a
+goal): there orca_node filters the navigation stack's commands, and steering a robot to a
+place of its own choosing is the navigation stack's part, as holding places are.
 
 **Out of a long passage, clear of its mouth.** In goal mode, while an admitted robot of the
 served side follows in a long passage's core within ``follow`` metres (2 m) of its end on
@@ -577,9 +579,10 @@ class PassageMap:
         last gone in (the farthest out of those ``inside``) for the first, never nearer
         than the line's start nor farther than its end. Where that is ahead of it, it heads
         there; where it is not and it stands in the line (within ``in_line`` of it), it
-        waits; off the line it heads there too, unless the robot before it is off the line
-        as well and less than ``3 * radius`` away: then it waits where it stands until that
-        one is in the line. The first robot, with nobody in the way, keeps its route."""
+        waits; off the line it heads there too, unless the robot before it (the first one
+        too) is off the line as well and less than ``3 * radius`` away: then it waits where
+        it stands until that one is in the line. The first robot, with nobody in the way,
+        keeps its route."""
         lines, tol = self.lines[p], self.in_line
         gap = 2.0 * self.routes.min_radius
         close = 3.0 * self.routes.radius  # off the line this near the one before: waits
