@@ -687,9 +687,11 @@ class FleetController:
                  velocities: np.ndarray) -> np.ndarray:
         """One direction at a time through each passage (fleet/passages.py): the rows
         ``idx`` (the moving robots, at ``here``) of ``velocities`` (k, 2) as the passage
-        rule tells them, in place. Returns (k,) the robots round a passage: its users (by
-        route, or without a goal, cmd_vel mode, by preferred velocity: travel.py) and those
-        within its zone or its holding places' reach, who yield plainly (fleet/progress.py)."""
+        rule tells them, in place; those it tells to hurry (in a long passage's core on
+        their side's turn, goal mode only) at their own max_speed. Returns (k,) the robots
+        round a passage: its users (by route, or without a goal, cmd_vel mode, by preferred
+        velocity: travel.py) and those within its zone or its holding places' reach, who
+        yield plainly (fleet/progress.py)."""
         plain = np.zeros(self.controlled, dtype=bool)
         if self.passages is None:
             return plain
@@ -699,6 +701,10 @@ class FleetController:
                                         now=now, max_wait=self.settings.passage_max_wait,
                                         speed=self.settings.pref_speed)
         velocities[idx] = told.velocities
+        fast = idx[told.hurry]
+        speed = np.hypot(velocities[fast, 0], velocities[fast, 1])
+        go = speed > 0.0
+        velocities[fast[go]] *= (self.max_speed[fast[go]] / speed[go])[:, None]
         plain[idx] = (told.passage >= 0) | self.passages.around(here)
         return plain
 

@@ -141,7 +141,9 @@ PARAMETERS = _bounded((
     Param("goal_subscribe_transient_local", False, "Subscribe to goals reliable + "
           "transient_local (latched goals reach a node started later); false: volatile, "
           "which also matches RViz's goal tool."),
-    Param("pref_speed", 0.5, "Speed towards the goal in m/s (at most the agent's max_speed).",
+    Param("pref_speed", 0.5, "Speed towards the goal in m/s (at most the agent's max_speed); in a "
+          "single-lane passage longer to drive than passage_max_wait, on its side's turn, the "
+          "agent's max_speed (doc/narrow_spaces.md).",
           dynamic=True),
     Param("goal_tolerance", 0.1, "Metres: within this distance of its goal an agent's "
           "preferred velocity is zero.", dynamic=True),
