@@ -12,6 +12,8 @@ import planning_collision.fleet.controller as controller_module
 from planning_collision.sim.scenario import load_scenario
 
 RES = 0.05
+SPEED = 0.5  # the benchmark's pref_speed (m/s), as the controller gives it to coordinate
+MAX_WAIT = 6.0  # the benchmark's passage_max_wait (s)
 SCENARIOS = Path(controller_module.__file__).resolve().parents[2] / "config" / "scenarios"
 
 
@@ -62,6 +64,25 @@ def corridor_positions(robots: int, seed: int, timeout: float):
                           control_period=scene.time_step, timeout=timeout, grid=scene.grid())
     starts = np.array([robot.start for robot in scene.scenario.robots])
     return result.contacts, starts[:, 0] > 0.0, result.simulation.poses[:, 0]
+
+
+def told_at_once(passages, positions, goals, given):
+    """What ``passages.coordinate`` tells robots at ``positions`` going to ``goals`` (NaN:
+    cmd_vel mode), all wanting to move with the preferred velocity ``given``, at the
+    control time 0 with the benchmark's ``MAX_WAIT`` and ``SPEED`` (so a passage longer to
+    drive than ``MAX_WAIT`` counts as long): the :class:`Coordination`."""
+    n = len(positions)
+    return passages.coordinate(np.asarray(positions, float), np.asarray(goals, float),
+                               np.tile(given, (n, 1)), np.ones(n, bool), now=0.0,
+                               max_wait=MAX_WAIT, speed=SPEED)
+
+
+def core_span(passages) -> tuple[float, float]:
+    """The x of the westmost and of the eastmost cell centre of the first passage's core
+    (corridor_1.5d's core reaches past the walls' ends)."""
+    cells = np.argwhere(passages.passages[0].core)
+    x = passages.routes.to_world(cells + 0.5)[:, 0]
+    return float(x.min()), float(x.max())
 
 
 def corridor_passages():

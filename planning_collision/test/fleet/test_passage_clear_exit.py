@@ -12,10 +12,16 @@ out on that side with its goal in the mouth now heads for a holding place instea
 from __future__ import annotations
 
 import numpy as np
-from narrow_maps import corridor_passages, corridor_positions, door_passages
+from narrow_maps import (
+    MAX_WAIT,
+    SPEED,
+    core_span,
+    corridor_passages,
+    corridor_positions,
+    door_passages,
+    told_at_once,
+)
 
-SPEED = 0.5
-MAX_WAIT = 6.0
 WEST = (-0.5, 0.0)  # what the rule is given for every robot: it shows who it changed
 
 
@@ -28,17 +34,7 @@ def west_mouth_goal(passages, depth=0.4):
 def decide(passages, positions, goals, given=WEST):
     """The rule's velocities for robots at ``positions`` going to ``goals`` (NaN: cmd_vel
     mode), all given ``given`` (the control time 0, the bench's speed and max_wait)."""
-    n = len(positions)
-    told = passages.coordinate(np.asarray(positions, float), np.asarray(goals, float),
-                               np.tile(given, (n, 1)), np.ones(n, bool), now=0.0,
-                               max_wait=MAX_WAIT, speed=SPEED)
-    return told.velocities
-
-
-def core_end(passages):
-    """The x of the west end of the corridor's core (its cells farthest west)."""
-    cells = np.argwhere(passages.passages[0].core)
-    return float(passages.routes.to_world(cells + 0.5)[:, 0].min())
+    return told_at_once(passages, positions, goals, given).velocities
 
 
 def test_out_with_its_goal_in_the_mouth_it_holds_aside_while_another_follows():
@@ -46,7 +42,7 @@ def test_out_with_its_goal_in_the_mouth_it_holds_aside_while_another_follows():
     of it with its goal in the mouth, heads for a holding place off the mouth and off the
     goals, not for its goal, and keeps that place from step to step."""
     passages = corridor_passages()
-    end = core_end(passages)
+    end = core_span(passages)[0]
     goal = west_mouth_goal(passages)
     positions = [(end + 1.0, 0.0), (end - 0.5, 0.0)]
     goals = [(-5.5, 0.0), goal]
@@ -69,7 +65,7 @@ def test_nobody_close_behind_it_goes_to_its_goal():
     """The robot in the corridor is 4 m from its west end (beyond ``follow``): the one out
     of it goes to its goal as given."""
     passages = corridor_passages()
-    end = core_end(passages)
+    end = core_span(passages)[0]
     velocities = decide(passages, [(end + 4.0, 0.0), (end - 0.5, 0.0)],
                         [(-5.5, 0.0), west_mouth_goal(passages)])
     assert np.allclose(velocities, np.tile(WEST, (2, 1)))
@@ -80,7 +76,7 @@ def test_a_goal_beyond_the_mouth_is_not_held():
     """Robot 1's goal lies 2 m out of the core, beyond the mouth (``hold``, 1 m): it goes
     on to it while robot 0 follows close."""
     passages = corridor_passages()
-    end = core_end(passages)
+    end = core_span(passages)[0]
     velocities = decide(passages, [(end + 1.0, 0.0), (end - 0.5, 0.0)],
                         [(-5.5, 0.0), west_mouth_goal(passages, depth=2.0)])
     assert np.allclose(velocities, np.tile(WEST, (2, 1)))
@@ -90,7 +86,7 @@ def test_a_robot_still_on_the_other_side_is_not_held():
     """Robot 1's goal lies in the west mouth, but it stands east of the corridor (it has not
     come through): the rule leaves it to the batches."""
     passages = corridor_passages()
-    end = core_end(passages)
+    end = core_span(passages)[0]
     positions = [(end + 1.0, 0.0), (3.0 + 2.5, 1.5)]
     decide(passages, positions, [(-5.5, 0.0), west_mouth_goal(passages)])
     assert 1 not in passages._aside[0]
@@ -106,7 +102,7 @@ def test_a_door_and_cmd_vel_mode_are_left_as_they_were():
     assert np.allclose(through, np.tile(WEST, (2, 1)))
     assert door._aside[0] == {}
     passages = corridor_passages()
-    end = core_end(passages)
+    end = core_span(passages)[0]
     told = decide(passages, [(end + 1.0, 0.0), (end - 0.5, 0.0)], np.full((2, 2), np.nan))
     assert np.allclose(told, np.tile(WEST, (2, 1)))
 

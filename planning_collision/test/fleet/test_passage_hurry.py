@@ -13,32 +13,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from narrow_maps import corridor_passages, corridor_positions, door_passages, shipped_settings
+from narrow_maps import (
+    core_span,
+    corridor_passages,
+    corridor_positions,
+    door_passages,
+    shipped_settings,
+    told_at_once,
+)
 
 from planning_collision import orca
 from planning_collision.fleet import AgentSpec, FleetController
 from planning_collision.sim import fleet_loop
 from planning_collision.sim.scenes import make_scene
 
-SPEED = 0.5
-MAX_WAIT = 6.0
 WEST = (-0.5, 0.0)
-
-
-def told(passages, positions, goals, given=WEST):
-    """What the rule tells robots at ``positions`` going to ``goals`` (NaN: cmd_vel mode),
-    all given ``given`` (the control time 0, the bench's speed and max_wait)."""
-    n = len(positions)
-    return passages.coordinate(np.asarray(positions, float), np.asarray(goals, float),
-                               np.tile(given, (n, 1)), np.ones(n, bool), now=0.0,
-                               max_wait=MAX_WAIT, speed=SPEED)
-
-
-def core_east(passages) -> float:
-    """The x of the east edge of the corridor's core (which reaches past the walls' ends)."""
-    routes = passages.routes
-    cells = np.argwhere(passages.passages[0].core)
-    return float(routes.to_world(cells + 0.5)[:, 0].max()) + 0.5 * routes.resolution
 
 
 def test_in_a_long_passages_core_on_its_turn_only_the_robots_in_it_hurry():
@@ -46,11 +35,11 @@ def test_in_a_long_passages_core_on_its_turn_only_the_robots_in_it_hurry():
     line outside; one eastbound robot waiting at the west end. Only the one in the core
     hurries; the rule leaves every velocity's speed as it was (the controller applies it)."""
     passages = corridor_passages()
-    x = core_east(passages)
+    x = core_span(passages)[1] + 0.5 * passages.routes.resolution  # the core's east edge
     radius = passages.routes.radius
     positions = [(0.0, 0.0), (x + 0.5 * radius, 0.0), (x + radius + 0.8, 0.0), (-4.5, 0.0)]
     goals = [(-5.0, 0.0), (-5.0, 0.0), (-5.0, 0.0), (5.0, 0.0)]
-    result = told(passages, positions, goals)
+    result = told_at_once(passages, positions, goals, WEST)
     near = [passages.passages[0].distance[tuple(c)] for c in
             np.floor(passages.routes.to_cells(positions)).astype(int)]
     assert near[0] <= 0.0 < near[1] <= radius < near[2]  # core, mouth, line
@@ -63,12 +52,13 @@ def test_at_a_door_and_in_cmd_vel_mode_nobody_hurries():
     """A doorway is quicker to drive than max_wait: the robot in its core keeps its speed;
     in cmd_vel mode (no goals) the robot in the corridor's core does too."""
     door = door_passages(0.35)
-    result = told(door, [(0.0, 0.0), (-1.5, 0.3)], [(2.0, 0.0), (2.0, 0.3)], (0.5, 0.0))
+    result = told_at_once(door, [(0.0, 0.0), (-1.5, 0.3)], [(2.0, 0.0), (2.0, 0.3)],
+                          (0.5, 0.0))
     assert door.passages[0].distance[tuple(np.floor(door.routes.to_cells([(0.0, 0.0)])[0])
                                            .astype(int))] <= 0.0
     assert not result.hurry.any()
     corridor = corridor_passages()
-    result = told(corridor, [(0.0, 0.0)], [(np.nan, np.nan)])
+    result = told_at_once(corridor, [(0.0, 0.0)], [(np.nan, np.nan)], WEST)
     assert corridor.passages[0].distance[tuple(np.floor(corridor.routes.to_cells(
         [(0.0, 0.0)])[0]).astype(int))] <= 0.0
     assert result.passage.tolist() == [0]

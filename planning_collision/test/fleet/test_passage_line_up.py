@@ -13,13 +13,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from narrow_maps import RES, corridor_passages, corridor_positions, door_passages
+from narrow_maps import (
+    MAX_WAIT,
+    RES,
+    SPEED,
+    corridor_passages,
+    corridor_positions,
+    door_passages,
+    told_at_once,
+)
 
 from planning_collision.fleet.passages import PassageMap
 from planning_collision.fleet.routes import RouteMap
 
-SPEED = 0.5
-MAX_WAIT = 6.0
 PREFERRED = (-0.5, 0.0)  # what the rule is given for every robot: it shows who it changed
 
 
@@ -51,10 +57,7 @@ def east(passages):
 def decide(passages, positions, goals):
     """The rule's velocities for robots at ``positions`` going to ``goals``, all given
     PREFERRED (the control time 0, the bench's speed and max_wait: a long passage)."""
-    n = len(positions)
-    told = passages.coordinate(np.asarray(positions, float), np.asarray(goals, float),
-                               np.tile(PREFERRED, (n, 1)), np.ones(n, bool), now=0.0,
-                               max_wait=MAX_WAIT, speed=SPEED)
+    told = told_at_once(passages, positions, goals, PREFERRED)
     return told.velocities, told.waiting
 
 
