@@ -134,10 +134,9 @@ stands for about the time one batch takes to enter plus the time its last robot 
 drive the core, ~12 s of corridor_1.5d at 0.5 m/s; nobody comes the other way there, and
 the robots in line behind follow at the same speed. One slow entry put seed 42 of 16 at
 32.5 s; with the rule that row's median longest wait fell from 27.0 s to 24.8 s (100 seeds,
-none over 30 s). A
-door keeps the preferred speed (it is quicker to drive than ``max_wait``), and so does
-every passage in cmd_vel mode, where orca_node only filters the navigation stack's commands
-and never makes one faster.
+none over 30 s). A door keeps the preferred speed (it is quicker to drive than
+``max_wait``), and so does every passage in cmd_vel mode, where orca_node only filters the
+navigation stack's commands and never makes one faster.
 
 **Robots already through.** A robot that used a passage and now stands on the side it was
 going to has gone through; pushed back into the core later (by a robot making room), it
